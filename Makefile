@@ -1,0 +1,85 @@
+# rummy-referee: `make run` serves, `make test` checks. Everything runs from the project's own .venv.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# Paths type-checked with mypy --strict (server and clients join as they land).
+MYPY_PATHS ?= engine
+PROTO_OUT ?= rummy_pb
+
+DEV_STAMP := $(VENV)/.installed-dev
+BENCH_STAMP := $(VENV)/.installed-bench
+
+# The code generator as one shell command, a function of the output directory ($(1)), so that `proto` and
+# `proto-check` cannot drift apart: refine it here (chain further steps with &&). The .venv's bin/ goes on
+# PATH because protoc looks up its plugins (protoc-gen-mypy) there.
+protoc_gen = mkdir -p $(1) && PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iproto \
+  --python_out=$(1) --grpc_python_out=$(1) --mypy_out=$(1) proto/rummy/v1/*.proto
+
+.PHONY: venv run test proto proto-check bench FORCE
+
+venv: $(DEV_STAMP)
+
+$(BIN)/python:
+	@$(PYTHON) -m venv $(VENV) || { \
+	  echo "error: '$(PYTHON) -m venv' failed (on Debian/Ubuntu: apt-get install python3-venv)" >&2; exit 1; }
+
+# Installs again only when pyproject.toml changes, the venv is new, or a top-level package directory appeared
+# or went away since the last install (the editable install maps only the packages that existed then).
+PACKAGES := $(wildcard engine server clients rummy_pb)
+ifneq ($(strip $(shell cat $(DEV_STAMP) 2>/dev/null)),$(strip $(PACKAGES)))
+$(DEV_STAMP): FORCE
+endif
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --disable-pip-version-check -e '.[dev]'
+	@echo '$(PACKAGES)' >$@
+
+FORCE:
+
+$(BENCH_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --disable-pip-version-check -e '.[bench]'
+	@touch $@
+
+run: venv
+	$(BIN)/rummy-referee serve
+
+# mypy skips (and says so) a listed directory that holds no Python file yet; a missing path is an error.
+# pytest's exit 5 (no test collected) fails like any other.
+test: venv
+	$(BIN)/ruff check .
+	@paths=""; \
+	for p in $(MYPY_PATHS); do \
+	  if [ -d "$$p" ] && [ -z "$$(find "$$p" -name '*.py' -print -quit)" ]; then \
+	    echo "mypy: skipping $$p: no Python files yet"; \
+	  else paths="$$paths $$p"; fi; \
+	done; \
+	if [ -n "$$paths" ]; then echo "$(BIN)/mypy --strict$$paths"; $(BIN)/mypy --strict $$paths; fi
+	@echo "$(BIN)/python -m pytest"; $(BIN)/python -m pytest; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "FAILED: pytest collected no tests (exit 5)" >&2; fi; \
+	exit $$rc
+
+proto: venv
+	$(call protoc_gen,$(PROTO_OUT))
+
+# Regenerates into a temporary directory and compares with rummy_pb/: every generated file must be there
+# unchanged, and no generated file may remain whose .proto is gone.
+proto-check: venv
+	@if [ -z "$$(find proto -name '*.proto' -print -quit 2>/dev/null)" ]; then \
+	  echo "proto-check: skipped, proto/ has no .proto files yet"; exit 0; fi; \
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(call protoc_gen,"$$tmp") || exit 1; \
+	status=0; \
+	for f in $$(cd "$$tmp" && find . -type f | sort); do \
+	  if ! cmp -s "$$tmp/$$f" "$(PROTO_OUT)/$$f"; then \
+	    echo "proto-check: $(PROTO_OUT)/$${f#./} is missing or stale"; status=1; fi; \
+	done; \
+	for f in $$(cd $(PROTO_OUT) 2>/dev/null && find . -type f \( -name '*_pb2*.py' -o -name '*_pb2*.pyi' \) | sort); do \
+	  if [ ! -e "$$tmp/$$f" ]; then \
+	    echo "proto-check: $(PROTO_OUT)/$${f#./} has no .proto source any more"; status=1; fi; \
+	done; \
+	if [ $$status -ne 0 ]; then \
+	  echo "proto-check: FAILED, run 'make proto' and commit $(PROTO_OUT)/" >&2; exit 1; fi; \
+	echo "proto-check: $(PROTO_OUT)/ is up to date"
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python bench/engine.py
