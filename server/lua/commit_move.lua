@@ -1,0 +1,62 @@
+--[[
+commit_move.lua: commit one applied move of one game, atomically, or nothing at all.
+
+The referee loads a game (state + version), applies the move with the engine in Python, then calls this script
+to store the result. Every check comes first; the writes follow only when all passed (Lua never rolls back).
+
+KEYS[1]  game:{<id>}         the game hash (fields: state, version, commit, idem:<seat>:<request_id>, ...)
+KEYS[2]  game:{<id>}:events  the game's event stream; entry ids are "<version>-<index>"
+
+ARGV[1]  base version: the version the move was applied to (the commit needs version == base)
+ARGV[2]  new state (versioned JSON from engine.state_to_json)
+ARGV[3]  commit id: random per attempt; a retried call whose first attempt did commit is recognised by it
+ARGV[4]  idempotency field "idem:<seat>:<request_id>", or "" for none
+ARGV[5]  idempotency record (sha256 hex of the move, 64 chars, then the stored response), or ""
+ARGV[6]  seconds to keep the game once this move ended the match, or "0" (the match goes on: no expiry)
+ARGV[7..] the events of the move, one payload each (JSON), stored as field "e"
+
+Returns one of
+  {"ok", new_version}        committed (or: this very commit id had already committed)
+  {"dup", record}            the idempotency key was already used: nothing written, the stored record returned
+  {"conflict", version}      the game is at another version than base: nothing written
+  {"missing", 0}             the game does not exist (never created, or expired): nothing written
+]]
+
+local game, events = KEYS[1], KEYS[2]
+local base = tonumber(ARGV[1])
+local idem_field = ARGV[4]
+
+if redis.call("EXISTS", game) == 0 then
+  return {"missing", 0}
+end
+
+local current = tonumber(redis.call("HGET", game, "version"))
+if current == base + 1 and redis.call("HGET", game, "commit") == ARGV[3] then
+  return {"ok", current}
+end
+
+if idem_field ~= "" then
+  local record = redis.call("HGET", game, idem_field)
+  if record then
+    return {"dup", record}
+  end
+end
+
+if current ~= base then
+  return {"conflict", current}
+end
+
+local version = base + 1
+redis.call("HSET", game, "state", ARGV[2], "version", version, "commit", ARGV[3])
+if idem_field ~= "" then
+  redis.call("HSET", game, idem_field, ARGV[5])
+end
+for i = 7, #ARGV do
+  redis.call("XADD", events, version .. "-" .. (i - 6), "e", ARGV[i])
+end
+local ttl = tonumber(ARGV[6])
+if ttl > 0 then
+  redis.call("EXPIRE", game, ttl)
+  redis.call("EXPIRE", events, ttl)
+end
+return {"ok", version}

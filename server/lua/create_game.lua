@@ -1,0 +1,27 @@
+--[[
+create_game.lua: store a new game, unless a game with that id already exists.
+
+KEYS[1]  game:{<id>}         the game hash
+KEYS[2]  game:{<id>}:events  the game's event stream
+
+ARGV[1]      n: the number of field/value pairs that follow
+ARGV[2..2n+1] field, value, field, value, ... of the game hash (state, version, meta, auth:<seat>, name:<seat>, ...)
+ARGV[2n+2..] events of version 0 (JSON payloads, stored as field "e" with ids "0-1", "0-2", ...)
+
+Returns 1 when created, 0 when the id was taken (nothing written).
+]]
+
+local game, events = KEYS[1], KEYS[2]
+if redis.call("EXISTS", game) == 1 or redis.call("EXISTS", events) == 1 then
+  return 0
+end
+local n = tonumber(ARGV[1])
+local pairs_ = {}
+for i = 2, 2 * n + 1 do
+  pairs_[#pairs_ + 1] = ARGV[i]
+end
+redis.call("HSET", game, unpack(pairs_))
+for i = 2 * n + 2, #ARGV do
+  redis.call("XADD", events, "0-" .. (i - 2 * n - 1), "e", ARGV[i])
+end
+return 1

@@ -1,0 +1,258 @@
+"""Game storage in Redis: the only storage of the referee.
+
+Every key of one game shares the Cluster hash tag of its id, so one Lua script can touch them all:
+
+- ``game:{<id>}`` (hash): ``state`` (engine JSON), ``version`` (moves committed so far), ``meta`` (JSON: profile,
+  seat labels, spectators allowed), ``commit`` (id of the last commit), ``auth:<seat>`` / ``auth:spectator``
+  (sha256 of the tokens), ``name:<seat>``, ``idem:<seat>:<request_id>`` (idempotency records).
+- ``game:{<id>}:events`` (stream): every event with every card (engine ``Event.to_dict`` JSON), entry id
+  ``<version>-<index>``, so that "everything after version v" is the range after ``v-<max>``.
+
+Writes go through the Lua scripts in ``server/lua/`` (each file documents its KEYS and ARGV). Redis being
+unreachable surfaces as ``StoreUnavailable``; any other Redis error is a bug and propagates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Literal
+
+import redis.asyncio as aioredis
+import redis.exceptions as rexc
+from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+
+MAX_SEATS = 6
+MAX_SEQ = 2**64 - 1  # largest sequence part of a stream id: "<v>-MAX_SEQ" is the last id of version v
+
+RedisClient = aioredis.Redis | RedisCluster
+
+_UNAVAILABLE_REPLIES = ("LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS")
+
+
+class StoreUnavailable(Exception):
+    """Redis cannot be reached (or cannot serve right now): the request may be retried later."""
+
+
+def game_key(game_id: str) -> str:
+    """The game hash key (``game_id`` must already be validated: no braces)."""
+    return f"game:{{{game_id}}}"
+
+
+def events_key(game_id: str) -> str:
+    """The game's event stream key."""
+    return f"game:{{{game_id}}}:events"
+
+
+def connect(url: str, *, cluster: bool = False, socket_timeout: float = 5.0) -> RedisClient:
+    """A Redis client for ``url``; ``cluster`` (or a ``redis-cluster://`` URL) gives a Redis Cluster client."""
+    if url.startswith("redis-cluster://"):
+        url, cluster = "redis://" + url.removeprefix("redis-cluster://"), True
+    # Few, quick retries: a Redis that is down must become UNAVAILABLE in well under a second, not after 10 tries.
+    retry = Retry(ExponentialBackoff(cap=0.05, base=0.01), 2)
+    if cluster:
+        return RedisCluster.from_url(
+            url, socket_timeout=socket_timeout, socket_connect_timeout=2.0, retry=retry
+        )
+    return aioredis.Redis.from_url(
+        url, socket_timeout=socket_timeout, socket_connect_timeout=2.0, retry=retry
+    )
+
+
+@contextlib.contextmanager
+def _redis_errors() -> Iterator[None]:
+    try:
+        yield
+    except (rexc.ConnectionError, rexc.TimeoutError, rexc.ClusterError, OSError) as exc:
+        raise StoreUnavailable(str(exc) or type(exc).__name__) from exc
+    except rexc.ResponseError as exc:
+        if str(exc).startswith(_UNAVAILABLE_REPLIES):
+            raise StoreUnavailable(str(exc)) from exc
+        raise
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGame:
+    """One game as loaded by ``GameStore.load`` in a single round trip."""
+
+    game_id: str
+    state_json: bytes
+    version: int
+    meta: bytes
+    auth: Mapping[str, bytes]  # "0".."5", "spectator" -> sha256 hex of the token (only taken seats)
+    names: Mapping[int, str]
+    idem_record: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class CommitResult:
+    """What ``GameStore.commit`` found: ``ok`` (version = the new version), ``dup`` (record = the stored
+    idempotency record), ``conflict`` (version = the game's actual version) or ``missing``."""
+
+    outcome: Literal["ok", "dup", "conflict", "missing"]
+    version: int = 0
+    record: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One stream entry: its version, index within the version, and the engine event JSON."""
+
+    version: int
+    index: int
+    payload: bytes
+
+
+def _script(name: str) -> str:
+    return resources.files("server").joinpath("lua", name).read_text(encoding="utf-8")
+
+
+_LOAD_FIELDS: tuple[str, ...] = (
+    "state", "version", "meta", "auth:spectator",
+    *(f"auth:{s}" for s in range(MAX_SEATS)), *(f"name:{s}" for s in range(MAX_SEATS)),
+)  # fmt: skip
+
+
+class GameStore:
+    """Async access to the games in one Redis (or Redis Cluster)."""
+
+    def __init__(self, client: RedisClient, *, finished_ttl_s: int = 7 * 24 * 3600) -> None:
+        self.client = client
+        self.finished_ttl_s = finished_ttl_s
+        self._create = client.register_script(_script("create_game.lua"))
+        self._commit = client.register_script(_script("commit_move.lua"))
+        self._join = client.register_script(_script("join_seat.lua"))
+
+    async def close(self) -> None:
+        """Close the client's connections."""
+        await self.client.aclose()
+
+    async def ping(self) -> None:
+        """Raise StoreUnavailable unless Redis answers."""
+        with _redis_errors():
+            await self.client.ping()
+
+    async def create(self, game_id: str, fields: Mapping[str, str | bytes], events: Sequence[str]) -> bool:
+        """Store a new game (hash fields plus version-0 events); False if the id is already taken."""
+        args: list[str | bytes] = [str(len(fields))]
+        for name, value in fields.items():
+            args += [name, value]
+        args += events
+        with _redis_errors():
+            created = await self._create(keys=[game_key(game_id), events_key(game_id)], args=args)
+        return bool(created)
+
+    async def load(self, game_id: str, idem_field: str | None = None) -> StoredGame | None:
+        """State, version, meta, token hashes, names and (optionally) one idempotency record; None if no game."""
+        names = [*_LOAD_FIELDS, idem_field] if idem_field else list(_LOAD_FIELDS)
+        with _redis_errors():
+            values: list[Any] = await self.client.hmget(game_key(game_id), names)
+        state, version, meta = values[0], values[1], values[2]
+        if state is None or version is None or meta is None:
+            return None
+        auth: dict[str, bytes] = {}
+        if values[3] is not None:
+            auth["spectator"] = values[3]
+        for seat in range(MAX_SEATS):
+            token_hash = values[4 + seat]
+            if token_hash is not None:
+                auth[str(seat)] = token_hash
+        seat_names = {
+            seat: raw.decode() for seat in range(MAX_SEATS) if (raw := values[4 + MAX_SEATS + seat]) is not None
+        }
+        return StoredGame(
+            game_id=game_id,
+            state_json=state,
+            version=int(version),
+            meta=meta,
+            auth=auth,
+            names=seat_names,
+            idem_record=values[len(_LOAD_FIELDS)] if idem_field else None,
+        )
+
+    async def commit(
+        self,
+        game_id: str,
+        *,
+        base_version: int,
+        state_json: str,
+        commit_id: str,
+        events: Sequence[str],
+        idem_field: str = "",
+        idem_record: bytes = b"",
+        match_over: bool = False,
+    ) -> CommitResult:
+        """Run commit_move.lua: version check, state, events, idempotency record, expiry, all or nothing."""
+        ttl = self.finished_ttl_s if match_over else 0
+        args: list[str | bytes | int] = [base_version, state_json, commit_id, idem_field, idem_record, ttl, *events]
+        with _redis_errors():
+            outcome, value = await self._commit(keys=[game_key(game_id), events_key(game_id)], args=args)
+        kind = outcome.decode()
+        if kind == "dup":
+            return CommitResult("dup", record=value)
+        if kind in ("ok", "conflict", "missing"):
+            return CommitResult(kind, version=int(value))
+        raise RuntimeError(f"commit_move.lua returned {outcome!r}")
+
+    async def join(self, game_id: str, *, seat: int, n_seats: int, token_hash: str, name: str) -> int:
+        """Run join_seat.lua: the seat taken, -1 when none is open (or the seat wanted is taken), -2 no game."""
+        with _redis_errors():
+            taken = await self._join(keys=[game_key(game_id)], args=[seat, n_seats, token_hash, name])
+        return int(taken)
+
+    async def events_after(self, game_id: str, version: int, count: int | None = None) -> list[StoredEvent]:
+        """Events with a version greater than ``version``, oldest first (at most ``count``)."""
+        with _redis_errors():
+            entries: Any = await self.client.xrange(
+                events_key(game_id), min=f"({version}-{MAX_SEQ}" if version >= 0 else "-", max="+", count=count
+            )
+        return [_stored_event(entry_id, fields) for entry_id, fields in entries]
+
+    async def events_until(self, game_id: str, version: int) -> list[StoredEvent]:
+        """Events with a version up to and including ``version``, oldest first."""
+        with _redis_errors():
+            entries: Any = await self.client.xrange(
+                events_key(game_id), min="-", max=f"{version}-{MAX_SEQ}"
+            )
+        return [_stored_event(entry_id, fields) for entry_id, fields in entries]
+
+    async def wait_events(self, game_id: str, after: tuple[int, int], block_ms: int) -> list[StoredEvent]:
+        """Events after stream position ``after`` = (version, index), waiting up to ``block_ms`` for one."""
+        with _redis_errors():
+            reply: Any = await self.client.xread(
+                {events_key(game_id): f"{after[0]}-{after[1]}"}, block=block_ms
+            )
+        if not reply:
+            return []
+        # RESP2 gives [[key, entries]], RESP3 {key: [entries]}
+        entries = next(iter(reply.values()))[0] if isinstance(reply, dict) else reply[0][1]
+        return [_stored_event(entry_id, fields) for entry_id, fields in entries]
+
+    async def last_position(self, game_id: str) -> tuple[int, int]:
+        """Stream position of the game's newest event, (0, 0) when there is none."""
+        with _redis_errors():
+            entries: Any = await self.client.xrevrange(events_key(game_id), count=1)
+        if not entries:
+            return (0, 0)
+        event = _stored_event(entries[0][0], entries[0][1])
+        return (event.version, event.index)
+
+    async def exists(self, game_id: str) -> bool:
+        """Whether the game hash exists."""
+        with _redis_errors():
+            return bool(await self.client.exists(game_key(game_id)))
+
+    async def ttl(self, game_id: str) -> int:
+        """Seconds until the game expires; -1 when it does not expire, -2 when it does not exist."""
+        with _redis_errors():
+            return int(await self.client.ttl(game_key(game_id)))
+
+
+def _stored_event(entry_id: bytes, fields: Mapping[bytes, Any]) -> StoredEvent:
+    version, _, index = entry_id.decode().partition("-")
+    return StoredEvent(version=int(version), index=int(index), payload=bytes(fields[b"e"]))
+

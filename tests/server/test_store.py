@@ -1,0 +1,205 @@
+"""GameStore and its Lua scripts against a real redis-server."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import pytest
+
+from server.redis_launcher import RedisProcess
+from server.store import GameStore, StoreUnavailable, connect, events_key, game_key
+
+T = TypeVar("T")
+
+
+def run(redis: RedisProcess, body: Callable[[GameStore], Awaitable[T]], ttl: int = 3600) -> T:
+    async def main() -> T:
+        store = GameStore(connect(redis.url), finished_ttl_s=ttl)
+        try:
+            return await body(store)
+        finally:
+            await store.close()
+
+    return asyncio.run(main())
+
+
+def new_id() -> str:
+    return secrets.token_urlsafe(9)
+
+
+async def make_game(store: GameStore, game_id: str) -> None:
+    fields = {"state": "s0", "version": "0", "meta": "{}", "auth:0": "h0", "name:0": "Ann", "name:1": "Bob"}
+    assert await store.create(game_id, fields, ['{"kind": "hand_started"}'])
+
+
+def test_create_refuses_an_existing_id(redis_server: RedisProcess) -> None:
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        assert not await store.create(gid, {"state": "other", "version": "9", "meta": "{}"}, [])
+        game = await store.load(gid)
+        assert game is not None
+        assert (game.state_json, game.version, dict(game.auth), dict(game.names)) == (
+            b"s0", 0, {"0": b"h0"}, {0: "Ann", 1: "Bob"}
+        )
+        assert [e.payload for e in await store.events_after(gid, -1)] == [b'{"kind": "hand_started"}']
+
+    run(redis_server, body)
+
+
+def test_load_of_unknown_game_is_none(redis_server: RedisProcess) -> None:
+    assert run(redis_server, lambda store: store.load(new_id())) is None
+
+
+def test_commit_writes_state_events_and_version(redis_server: RedisProcess) -> None:
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        result = await store.commit(gid, base_version=0, state_json="s1", commit_id="c1", events=["a", "b"])
+        assert (result.outcome, result.version) == ("ok", 1)
+        result = await store.commit(gid, base_version=1, state_json="s2", commit_id="c2", events=["c"])
+        assert (result.outcome, result.version) == ("ok", 2)
+        game = await store.load(gid)
+        assert game is not None and (game.state_json, game.version) == (b"s2", 2)
+        after0 = await store.events_after(gid, 0)
+        assert [(e.version, e.index, e.payload) for e in after0] == [(1, 1, b"a"), (1, 2, b"b"), (2, 1, b"c")]
+        assert [e.payload for e in await store.events_after(gid, 1)] == [b"c"]
+        assert [e.payload for e in await store.events_until(gid, 1)] == [b'{"kind": "hand_started"}', b"a", b"b"]
+        assert await store.last_position(gid) == (2, 1)
+        assert await store.ttl(gid) == -1
+
+    run(redis_server, body)
+
+
+def test_stale_base_version_conflicts_and_writes_nothing(redis_server: RedisProcess) -> None:
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        await store.commit(gid, base_version=0, state_json="s1", commit_id="c1", events=["a"])
+        before = await store.client.hgetall(game_key(gid))  # type: ignore[misc]
+        result = await store.commit(
+            gid, base_version=0, state_json="LOST", commit_id="c2", events=["x"],
+            idem_field="idem:0:r", idem_record=b"rec",
+        )  # fmt: skip
+        assert (result.outcome, result.version) == ("conflict", 1)
+        assert await store.client.hgetall(game_key(gid)) == before  # type: ignore[misc]
+        assert await store.client.xlen(events_key(gid)) == 2  # type: ignore[misc]
+
+    run(redis_server, body)
+
+
+def test_a_retried_commit_that_had_committed_is_recognised(redis_server: RedisProcess) -> None:
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        first = await store.commit(gid, base_version=0, state_json="s1", commit_id="same", events=["a"])
+        again = await store.commit(gid, base_version=0, state_json="s1", commit_id="same", events=["a"])
+        assert (first.outcome, first.version) == (again.outcome, again.version) == ("ok", 1)
+        assert len(await store.events_after(gid, 0)) == 1
+
+    run(redis_server, body)
+
+
+def test_idempotency_record_is_returned_before_the_version_check(redis_server: RedisProcess) -> None:
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        await store.commit(
+            gid, base_version=0, state_json="s1", commit_id="c1", events=["a"],
+            idem_field="idem:0:req", idem_record=b"H" * 64 + b"response",
+        )  # fmt: skip
+        dup = await store.commit(
+            gid, base_version=0, state_json="s1b", commit_id="c2", events=["b"],
+            idem_field="idem:0:req", idem_record=b"other",
+        )  # fmt: skip
+        assert (dup.outcome, dup.record) == ("dup", b"H" * 64 + b"response")
+        game = await store.load(gid, idem_field="idem:0:req")
+        assert game is not None and game.version == 1 and game.idem_record == b"H" * 64 + b"response"
+        other_seat = await store.load(gid, idem_field="idem:1:req")
+        assert other_seat is not None and other_seat.idem_record is None
+
+    run(redis_server, body)
+
+
+def test_commit_on_a_missing_game_writes_nothing(redis_server: RedisProcess) -> None:
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        result = await store.commit(gid, base_version=0, state_json="s", commit_id="c", events=["a"])
+        assert result.outcome == "missing"
+        assert not await store.exists(gid)
+        assert await store.client.exists(events_key(gid)) == 0  # type: ignore[misc]
+
+    run(redis_server, body)
+
+
+def test_the_match_ending_commit_sets_the_expiry(redis_server: RedisProcess) -> None:
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        await store.commit(gid, base_version=0, state_json="end", commit_id="c", events=["a"], match_over=True)
+        assert 3500 < await store.ttl(gid) <= 3600
+        assert 3500 < await store.client.ttl(events_key(gid)) <= 3600  # type: ignore[misc]
+
+    run(redis_server, body, ttl=3600)
+
+
+def test_join_gives_each_open_seat_once(redis_server: RedisProcess) -> None:
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)  # seat 0 taken, seats 1..3 open
+        taken = await asyncio.gather(
+            *(store.join(gid, seat=-1, n_seats=4, token_hash=f"t{i}", name=f"p{i}") for i in range(5))
+        )
+        assert sorted(taken) == [-1, -1, 1, 2, 3]
+        assert await store.join(gid, seat=2, n_seats=4, token_hash="x", name="") == -1
+        assert await store.join(new_id(), seat=-1, n_seats=4, token_hash="x", name="") == -2
+        game = await store.load(gid)
+        assert game is not None and set(game.auth) == {"0", "1", "2", "3"}
+
+    run(redis_server, body)
+
+
+def test_concurrent_commits_on_one_version_apply_exactly_one(redis_server: RedisProcess) -> None:
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        results = await asyncio.gather(
+            *(store.commit(gid, base_version=0, state_json=f"s{i}", commit_id=f"c{i}", events=[str(i)])
+              for i in range(16))
+        )  # fmt: skip
+        assert sorted(r.outcome for r in results) == ["conflict"] * 15 + ["ok"]
+        winner = next(i for i, r in enumerate(results) if r.outcome == "ok")
+        game = await store.load(gid)
+        assert game is not None and game.state_json == f"s{winner}".encode()
+        assert [e.payload for e in await store.events_after(gid, 0)] == [str(winner).encode()]
+
+    run(redis_server, body)
+
+
+def test_wait_events_returns_what_comes_after_a_position(redis_server: RedisProcess) -> None:
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        waiter = asyncio.ensure_future(store.wait_events(gid, (0, 1), block_ms=5000))
+        await asyncio.sleep(0.05)
+        await store.commit(gid, base_version=0, state_json="s1", commit_id="c", events=["a", "b"])
+        got = await waiter
+        assert [(e.version, e.index) for e in got] == [(1, 1), (1, 2)]
+        assert await store.wait_events(gid, (1, 2), block_ms=50) == []
+
+    run(redis_server, body)
+
+
+def test_an_unreachable_redis_is_store_unavailable(private_redis: RedisProcess) -> None:
+    private_redis.stop()
+
+    async def body(store: GameStore) -> None:
+        with pytest.raises(StoreUnavailable):
+            await store.load(new_id())
+        with pytest.raises(StoreUnavailable):
+            await store.commit(new_id(), base_version=0, state_json="s", commit_id="c", events=[])
+
+    run(private_redis, body)
