@@ -1,0 +1,71 @@
+"""rummy-referee's pure rules engine: Gin Rummy and Rummy as RULES.md specifies them.
+
+Standard library only, deterministic: ``new_game(rules, seed)``, ``legal_moves(state)``,
+``apply(state, seat, move) -> (state, events)``, ``view(state, viewer)``.
+"""
+
+from engine.cards import (
+    CARD_VALUE,
+    card_text,
+    cards_of,
+    mask_of,
+    mask_text,
+    mask_value,
+    parse_card,
+    parse_cards,
+)
+from engine.deal import Deal, deal_from_order, random_seed, seeded_deal, validate_deal
+from engine.errors import (
+    IllegalMoveError,
+    InvalidDealError,
+    InvalidMoveError,
+    InvalidOptionsError,
+    InvariantError,
+    RuleError,
+)
+from engine.flow import new_game
+from engine.game import apply, legal_moves
+from engine.gin import knock_discards
+from engine.melds import (
+    Declaration,
+    arrangements,
+    best_arrangement,
+    best_declaration,
+    extends,
+    meld_kind,
+    min_deadwood,
+    min_deadwood11,
+)
+from engine.moves import (
+    BigGin,
+    Declare,
+    Discard,
+    Done,
+    DrawDiscard,
+    DrawStock,
+    Knock,
+    LayOff,
+    MeldMove,
+    Move,
+    Pass,
+    move_from_dict,
+    move_text,
+    move_to_dict,
+    parse_move,
+)
+from engine.options import OPTION_NAMES, PROFILES, Rules, find_profile, rules_from_profile
+from engine.serialize import state_from_dict, state_from_json, state_to_dict, state_to_json
+from engine.state import PHASES, REFEREE, SPECTATOR, Event, GameState, TableMeld, check_cards, event_for
+from engine.views import view
+
+__all__ = [
+    "CARD_VALUE", "OPTION_NAMES", "PHASES", "PROFILES", "REFEREE", "SPECTATOR", "BigGin", "Deal", "Declaration",
+    "Declare", "Discard", "Done", "DrawDiscard", "DrawStock", "Event", "GameState", "IllegalMoveError",
+    "InvalidDealError", "InvalidMoveError", "InvalidOptionsError", "InvariantError", "Knock", "LayOff", "MeldMove",
+    "Move", "Pass", "RuleError", "Rules", "TableMeld", "apply", "arrangements", "best_arrangement",
+    "best_declaration", "card_text", "cards_of", "check_cards", "deal_from_order", "event_for", "extends",
+    "find_profile", "knock_discards", "legal_moves", "mask_of", "mask_text", "mask_value", "meld_kind",
+    "min_deadwood", "min_deadwood11", "move_from_dict", "move_text", "move_to_dict", "new_game", "parse_card",
+    "parse_cards", "parse_move", "random_seed", "rules_from_profile", "seeded_deal", "state_from_dict",
+    "state_from_json", "state_to_dict", "state_to_json", "validate_deal", "view",
+]

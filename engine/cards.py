@@ -1,0 +1,117 @@
+"""Cards as small integers and sets of cards as bitmasks.
+
+A card is ``suit * 13 + rank`` with rank 0 = ace .. 12 = king and suits in the order S H D C, so
+``card_text(0) == "AS"`` and ``card_text(51) == "KC"``. A set of cards is an int with bit ``card`` set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from engine.errors import InvalidMoveError
+
+RANKS = "A23456789TJQK"
+SUITS = "SHDC"
+DECK_SIZE = 52
+FULL_DECK = (1 << DECK_SIZE) - 1
+
+#: Deadwood / hand value of each card (ace 1, faces 10), indexed by card.
+CARD_VALUE: tuple[int, ...] = tuple(min(r + 1, 10) for _ in SUITS for r in range(13))
+
+
+def rank_of(card: int) -> int:
+    """Rank index of a card: 0 = ace .. 12 = king."""
+    return card % 13
+
+
+def suit_of(card: int) -> int:
+    """Suit index of a card: 0 = spades, 1 = hearts, 2 = diamonds, 3 = clubs."""
+    return card // 13
+
+
+def make_card(rank: int, suit: int) -> int:
+    """The card of that rank index and suit index."""
+    return suit * 13 + rank
+
+
+def card_text(card: int) -> str:
+    """Text form of a card, e.g. ``"TD"``."""
+    return RANKS[card % 13] + SUITS[card // 13]
+
+
+def parse_card(text: str) -> int:
+    """Parse ``"TD"``, ``"10D"`` or ``"td"``; raises InvalidMoveError(INVALID_CARD) otherwise."""
+    t = text.strip().upper()
+    if t.startswith("10"):
+        t = "T" + t[2:]
+    if len(t) != 2 or t[0] not in RANKS or t[1] not in SUITS:
+        raise InvalidMoveError("INVALID_CARD", f"not a card: {text!r} (expected e.g. 'TD', '10D', 'AS')")
+    return SUITS.index(t[1]) * 13 + RANKS.index(t[0])
+
+
+def parse_cards(texts: Iterable[str]) -> list[int]:
+    """Parse several cards; a repeated card is refused (DUPLICATE_CARD)."""
+    out: list[int] = []
+    for t in texts:
+        c = parse_card(t)
+        if c in out:
+            raise InvalidMoveError("DUPLICATE_CARD", f"card {card_text(c)} given twice")
+        out.append(c)
+    return out
+
+
+def bit(card: int) -> int:
+    """The one-card mask."""
+    return 1 << card
+
+
+def mask_of(cards: Iterable[int]) -> int:
+    """Mask of a collection of cards."""
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
+
+
+def cards_of(mask: int) -> list[int]:
+    """Cards of a mask in ascending card order."""
+    out: list[int] = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def iter_cards(mask: int) -> Iterator[int]:
+    """Iterate the cards of a mask in ascending order."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+def count(mask: int) -> int:
+    """Number of cards in a mask."""
+    return mask.bit_count()
+
+
+def mask_value(mask: int, ace_value: int = 1) -> int:
+    """Total card value of a mask (deadwood / points left in hand)."""
+    total = 0
+    while mask:
+        low = mask & -mask
+        c = low.bit_length() - 1
+        total += ace_value if c % 13 == 0 else CARD_VALUE[c]
+        mask ^= low
+    return total
+
+
+def sort_key(card: int) -> tuple[int, int]:
+    """Display order: by suit, then rank."""
+    return (card // 13, card % 13)
+
+
+def mask_text(mask: int) -> str:
+    """Space separated card texts of a mask, in display order."""
+    return " ".join(card_text(c) for c in cards_of(mask))

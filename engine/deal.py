@@ -1,0 +1,119 @@
+"""Deals: preset deals, validation, and shuffles from a secret seed.
+
+The engine never draws randomness itself. A game carries a secret seed (32 bytes from ``random_seed()``, i.e. the
+``secrets`` module, unless a trusted organizer supplies one); every shuffle of that game is a Fisher-Yates shuffle
+driven by SHA-256 of (seed, purpose, counter): a cryptographically secure and reproducible stream.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from engine.cards import DECK_SIZE, card_text
+from engine.errors import InvalidDealError
+from engine.options import Rules
+
+
+@dataclass(frozen=True, slots=True)
+class Deal:
+    """One hand's deal: the dealer, each seat's hand, the upcard, and the stock listed bottom to top."""
+
+    dealer: int
+    hands: tuple[tuple[int, ...], ...]
+    upcard: int
+    stock: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-able form with card texts."""
+        return {
+            "dealer": self.dealer,
+            "hands": [[card_text(c) for c in h] for h in self.hands],
+            "upcard": card_text(self.upcard),
+            "stock": [card_text(c) for c in self.stock],
+        }
+
+
+def random_seed() -> bytes:
+    """A fresh secret seed from the operating system's CSPRNG."""
+    return secrets.token_bytes(32)
+
+
+class SeededStream:
+    """Deterministic cryptographic byte stream: SHA-256(seed || label || counter)."""
+
+    def __init__(self, seed: bytes, label: str) -> None:
+        self._prefix = seed + b"\x00" + label.encode()
+        self._counter = 0
+        self._buf = b""
+
+    def _more(self) -> None:
+        self._buf += hashlib.sha256(self._prefix + self._counter.to_bytes(8, "big")).digest()
+        self._counter += 1
+
+    def below(self, n: int) -> int:
+        """Uniform integer in [0, n) by rejection sampling on 32-bit words."""
+        limit = (1 << 32) - ((1 << 32) % n)
+        while True:
+            if len(self._buf) < 4:
+                self._more()
+            x = int.from_bytes(self._buf[:4], "big")
+            self._buf = self._buf[4:]
+            if x < limit:
+                return x % n
+
+
+def shuffled(cards: list[int], seed: bytes, label: str) -> list[int]:
+    """A Fisher-Yates shuffle of ``cards`` from the seeded stream (the input is not modified)."""
+    out = list(cards)
+    stream = SeededStream(seed, label)
+    for i in range(len(out) - 1, 0, -1):
+        j = stream.below(i + 1)
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
+def deal_from_order(rules: Rules, dealer: int, order: list[int]) -> Deal:
+    """Deal a deck whose top card is ``order[0]``: one card at a time from the seat after the dealer, then the
+    upcard, and the rest is the stock (so the stock's top, the last of the tuple, is the next card of the deck)."""
+    n = rules.players
+    k = rules.n_cards
+    hands: list[list[int]] = [[] for _ in range(n)]
+    for i in range(n * k):
+        hands[(dealer + 1 + i) % n].append(order[i])
+    upcard = order[n * k]
+    stock = tuple(reversed(order[n * k + 1 :]))
+    return Deal(dealer, tuple(tuple(h) for h in hands), upcard, stock)
+
+
+def seeded_deal(rules: Rules, dealer: int, seed: bytes, hand_no: int) -> Deal:
+    """The deal of hand ``hand_no`` derived from the game's seed."""
+    return deal_from_order(rules, dealer, shuffled(list(range(DECK_SIZE)), seed, f"deal:{hand_no}"))
+
+
+def validate_deal(rules: Rules, deal: Deal) -> None:
+    """Refuse a deal that is not exactly the 52 cards dealt as the rules say (InvalidDealError)."""
+    if not 0 <= deal.dealer < rules.players:
+        raise InvalidDealError(
+            "INVALID_DEAL", f"dealer seat {deal.dealer} is not a seat of a {rules.players}-player game"
+        )
+    if len(deal.hands) != rules.players:
+        raise InvalidDealError("INVALID_DEAL", f"{len(deal.hands)} hands given for {rules.players} players")
+    for seat, hand in enumerate(deal.hands):
+        if len(hand) != rules.n_cards:
+            raise InvalidDealError(
+                "INVALID_DEAL", f"seat {seat} is dealt {len(hand)} cards; this game deals {rules.n_cards}"
+            )
+    everything = [c for h in deal.hands for c in h] + [deal.upcard, *deal.stock]
+    for c in everything:
+        if not 0 <= c < DECK_SIZE:
+            raise InvalidDealError("INVALID_DEAL", f"not a card: {c}")
+    seen: set[int] = set()
+    for c in everything:
+        if c in seen:
+            raise InvalidDealError("INVALID_DEAL", f"card {card_text(c)} appears twice in the deal")
+        seen.add(c)
+    if len(seen) != DECK_SIZE:
+        missing = " ".join(card_text(c) for c in range(DECK_SIZE) if c not in seen)
+        raise InvalidDealError("INVALID_DEAL", f"the deal lacks {missing}")

@@ -1,0 +1,376 @@
+"""Gin Rummy (RULES.md section 2): one small function per phase, and the hand score."""
+
+from __future__ import annotations
+
+from engine.cards import CARD_VALUE, card_text, cards_of, mask_text, mask_value
+from engine.errors import IllegalMoveError
+from engine.flow import (
+    BIG_GIN,
+    GIN_OUT,
+    KNOCK,
+    STOCK_END,
+    TIE,
+    TURN_CAP,
+    UNDERCUT,
+    check_discard,
+    check_in_hand,
+    draw_discard,
+    draw_stock,
+    end_hand,
+    next_turn,
+    put_discard,
+    remove_from_hand,
+)
+from engine.melds import (
+    best_arrangement,
+    best_declaration,
+    extends,
+    meld_kind,
+    meldable,
+    min_deadwood,
+)
+from engine.moves import (
+    BigGin,
+    Declare,
+    Discard,
+    Done,
+    DrawDiscard,
+    DrawStock,
+    Knock,
+    LayOff,
+    MeldMove,
+    Move,
+    Pass,
+)
+from engine.state import DISCARD, DRAW, LAST_CARD, LAYOFF, TAKE_OR_PASS, Event, GameState, TableMeld
+
+# ----------------------------------------------------------------------------------------------- analysis
+
+
+def knock_discards(hand: int, limit: int, forbidden: int = -1) -> list[int]:
+    """For an 11-card hand: the discards (other than ``forbidden``) leaving 10 cards of deadwood <= ``limit``."""
+    m = meldable(hand)
+    outside = hand & ~m
+    out_value = mask_value(outside)
+    top_out = max((CARD_VALUE[c] for c in cards_of(outside)), default=0)
+    # removing a card never makes another card meldable: deadwood >= value outside melds minus one card
+    if out_value - top_out > limit:
+        return []
+    full = min_deadwood(hand)
+    result = []
+    for c in cards_of(hand):
+        if c == forbidden:
+            continue
+        if outside >> c & 1:
+            dead = full - CARD_VALUE[c]
+        elif out_value > limit:
+            continue
+        else:
+            dead = min_deadwood(hand & ~(1 << c))
+        if dead <= limit:
+            result.append(c)
+    return result
+
+
+def can_big_gin(s: GameState, hand: int) -> bool:
+    """Big gin is on and all 11 cards meld."""
+    return s.rules.big_gin_bonus > 0 and hand.bit_count() == 11 and min_deadwood(hand) == 0
+
+
+def _forbidden(s: GameState) -> int:
+    return -1 if s.rules.discard_taken_card_allowed else s.taken
+
+
+# ----------------------------------------------------------------------------------------------- legal moves
+
+
+def legal_moves(s: GameState) -> list[Move]:
+    """Every legal move of the seat to act."""
+    seat = s.to_act
+    hand = s.hands[seat]
+    if s.phase == TAKE_OR_PASS:
+        return [DrawDiscard(), Pass()]
+    if s.phase == DRAW:
+        moves: list[Move] = [DrawStock()]
+        if s.discard and s.passes < 2:
+            moves.append(DrawDiscard())
+        return moves
+    if s.phase == DISCARD:
+        forbidden = _forbidden(s)
+        moves = [] if s.must_knock else [Discard(c) for c in cards_of(hand) if c != forbidden]
+        moves += [Knock(c) for c in knock_discards(hand, s.knock_limit, forbidden)]
+        if can_big_gin(s, hand):
+            moves.append(BigGin())
+        return moves
+    if s.phase == LAST_CARD:
+        moves = [Pass()]
+        if _last_card_useful(s, hand | (1 << s.discard[-1])):
+            moves.append(DrawDiscard())
+        return moves
+    if s.phase == LAYOFF:
+        moves = [Declare(), Done()]
+        for m in _own_melds_possible(hand):
+            moves.append(MeldMove(m))
+        for tm in s.melds:
+            if tm.owner == s.knocker:
+                moves += [LayOff(c, tm.id) for c in cards_of(hand) if extends(tm.cards, c)]
+        return moves
+    return []
+
+
+def _last_card_useful(s: GameState, hand: int) -> bool:
+    forbidden = -1 if s.rules.discard_taken_card_allowed else s.discard[-1]
+    return bool(knock_discards(hand, s.knock_limit, forbidden)) or can_big_gin(s, hand)
+
+
+def _own_melds_possible(hand: int) -> list[int]:
+    from engine.melds import all_melds
+
+    m = meldable(hand)
+    return [x for x in all_melds() if x & m == x]
+
+
+# ----------------------------------------------------------------------------------------------- apply
+
+
+def apply(s: GameState, seat: int, move: Move, events: list[Event]) -> None:
+    """Apply a Gin move to ``s`` (a private copy)."""
+    phase = s.phase
+    if phase == TAKE_OR_PASS:
+        if isinstance(move, DrawDiscard):
+            s.passes = 0
+            draw_discard(s, events, DISCARD)
+        elif isinstance(move, Pass):
+            s.passes += 1
+            events.append(Event("passed", seat, {"card": card_text(s.discard[-1])}))
+            if s.passes == 1:
+                s.to_act = (seat + 1) % 2
+            else:  # both passed: the non-dealer must draw from the stock
+                s.to_act = (s.dealer + 1) % 2
+                s.phase = DRAW
+        else:
+            _wrong_phase(s, move)
+    elif phase == DRAW:
+        if isinstance(move, DrawStock):
+            s.passes = 0
+            draw_stock(s, events, DISCARD)
+        elif isinstance(move, DrawDiscard):
+            if s.passes >= 2:
+                raise IllegalMoveError("MUST_DRAW_STOCK", "both players passed the upcard: draw from the stock")
+            draw_discard(s, events, DISCARD)
+        else:
+            _wrong_phase(s, move)
+    elif phase == DISCARD:
+        if isinstance(move, Discard):
+            _discard(s, seat, move.card, events)
+        elif isinstance(move, Knock):
+            _knock(s, seat, move, events)
+        elif isinstance(move, BigGin):
+            _big_gin(s, seat, move, events)
+        else:
+            _wrong_phase(s, move)
+    elif phase == LAST_CARD:
+        if isinstance(move, DrawDiscard):
+            if not _last_card_useful(s, s.hands[seat] | (1 << s.discard[-1])):
+                raise IllegalMoveError(
+                    "MUST_KNOCK_WITH_LAST_CARD", "the last discard may be taken only to knock or go big gin with it"
+                )
+            draw_discard(s, events, DISCARD)
+            s.must_knock = True
+        elif isinstance(move, Pass):
+            events.append(Event("passed", seat, {"card": card_text(s.discard[-1])}))
+            end_hand(s, events, STOCK_END, None, 0)
+        elif isinstance(move, DrawStock):
+            raise IllegalMoveError("STOCK_END", "the stock is down to 2 cards: take the last discard to knock, or pass")
+        else:
+            _wrong_phase(s, move)
+    elif phase == LAYOFF:
+        if isinstance(move, MeldMove):
+            _defender_meld(s, seat, move.cards, events)
+        elif isinstance(move, LayOff):
+            _lay_off(s, seat, move.card, move.meld_id, events)
+        elif isinstance(move, Done):
+            _finish_knock(s, events)
+        elif isinstance(move, Declare):
+            _declare(s, seat, move, events)
+        else:
+            _wrong_phase(s, move)
+    else:
+        _wrong_phase(s, move)
+
+
+def _wrong_phase(s: GameState, move: Move) -> None:
+    raise IllegalMoveError("WRONG_PHASE", f"{move.kind} is not a move of the {s.phase} phase")
+
+
+def _discard(s: GameState, seat: int, card: int, events: list[Event]) -> None:
+    if s.must_knock:
+        raise IllegalMoveError("MUST_KNOCK_WITH_LAST_CARD", "you took the last discard: knock or go big gin")
+    check_discard(s, seat, card)
+    put_discard(s, seat, card, events)
+    if len(s.stock) <= 2:
+        if s.rules.stock_end_rule == "fiftieth_card":
+            s.to_act = (seat + 1) % 2
+            s.taken = -1
+            s.phase = LAST_CARD
+        else:
+            end_hand(s, events, STOCK_END, None, 0)
+        return
+    if s.turns >= s.rules.max_turns:
+        end_hand(s, events, TURN_CAP, None, 0)
+        return
+    next_turn(s, events)
+
+
+def validate_melds(melds: tuple[int, ...], within: int, ace_high: bool = False) -> int:
+    """Check declared melds: each valid, disjoint, made of cards in ``within``; returns the covered mask."""
+    covered = 0
+    for m in melds:
+        if meld_kind(m, ace_high) is None:
+            raise IllegalMoveError("INVALID_MELD", f"not a set or run: {mask_text(m)}")
+        if m & covered:
+            raise IllegalMoveError("INVALID_MELD", f"a card is in two declared melds: {mask_text(m & covered)}")
+        if m & ~within:
+            raise IllegalMoveError("CARD_NOT_IN_HAND", f"not in your hand: {mask_text(m & ~within)}")
+        covered |= m
+    return covered
+
+
+def _add_melds(s: GameState, seat: int, melds: tuple[int, ...]) -> list[int]:
+    ids = []
+    new = list(s.melds)
+    for m in melds:
+        kind = meld_kind(m)
+        assert kind is not None
+        new.append(TableMeld(s.next_meld_id, seat, kind, m))
+        ids.append(s.next_meld_id)
+        s.next_meld_id += 1
+    s.melds = tuple(new)
+    return ids
+
+
+def _knock(s: GameState, seat: int, move: Knock, events: list[Event]) -> None:
+    check_discard(s, seat, move.discard)
+    rest = s.hands[seat] & ~(1 << move.discard)
+    if move.melds is None:
+        dead, melds = best_arrangement(rest)
+    else:
+        covered = validate_melds(move.melds, rest)
+        melds, dead = move.melds, mask_value(rest & ~covered)
+    if dead > s.knock_limit:
+        raise IllegalMoveError(
+            "KNOCK_OVER_LIMIT", f"deadwood {dead} is over the knock limit of {s.knock_limit}"
+            + (f" (best possible: {min_deadwood(rest)})" if move.melds is not None else "")
+        )
+    s.must_knock = False
+    put_discard(s, seat, move.discard, events)
+    ids = _add_melds(s, seat, melds)
+    covered = 0
+    for m in melds:
+        covered |= m
+    remove_from_hand(s, seat, covered)
+    deadwood_cards = s.hands[seat]
+    s.known = s.known[:seat] + (deadwood_cards,) + s.known[seat + 1 :]  # the knocker's hand is face up
+    s.knocker = seat
+    s.knock_deadwood = dead
+    s.taken = -1
+    events.append(Event("knocked", seat, {
+        "discard": card_text(move.discard), "gin": dead == 0, "deadwood": dead,
+        "melds": [tm.to_dict() for tm in s.melds if tm.id in ids],
+        "deadwood_cards": [card_text(c) for c in cards_of(deadwood_cards)],
+    }))
+    defender = 1 - seat
+    if dead == 0:
+        d = min_deadwood(s.hands[defender])
+        end_hand(s, events, GIN_OUT, seat, s.rules.gin_bonus + d,
+                 {"knocker": seat, "knocker_deadwood": 0, "defender_deadwood": d})
+        return
+    s.to_act = defender
+    s.phase = LAYOFF
+
+
+def _big_gin(s: GameState, seat: int, move: BigGin, events: list[Event]) -> None:
+    if s.rules.big_gin_bonus <= 0:
+        raise IllegalMoveError("BIG_GIN_DISABLED", "big gin is not played in this game")
+    hand = s.hands[seat]
+    if move.melds is None:
+        dead, melds = best_arrangement(hand)
+        if dead:
+            raise IllegalMoveError("NOT_ALL_MELDED", "big gin needs all 11 cards in melds")
+    else:
+        covered = validate_melds(move.melds, hand)
+        if covered != hand:
+            raise IllegalMoveError("NOT_ALL_MELDED", f"not in a declared meld: {mask_text(hand & ~covered)}")
+        melds = move.melds
+    s.must_knock = False
+    ids = _add_melds(s, seat, melds)
+    remove_from_hand(s, seat, hand)
+    s.knocker = seat
+    s.knock_deadwood = 0
+    events.append(Event("big_gin", seat, {"melds": [tm.to_dict() for tm in s.melds if tm.id in ids]}))
+    d = min_deadwood(s.hands[1 - seat])
+    end_hand(s, events, BIG_GIN, seat, s.rules.big_gin_bonus + d,
+             {"knocker": seat, "knocker_deadwood": 0, "defender_deadwood": d})
+
+
+def _defender_meld(s: GameState, seat: int, cards: int, events: list[Event]) -> None:
+    check_in_hand(s, seat, cards)
+    kind = meld_kind(cards)
+    if kind is None:
+        raise IllegalMoveError("INVALID_MELD", f"not a set or run: {mask_text(cards)}")
+    ids = _add_melds(s, seat, (cards,))
+    remove_from_hand(s, seat, cards)
+    events.append(Event("melded", seat, {"meld": s.melds[-1].to_dict(), "meld_id": ids[0]}))
+
+
+def _lay_off(s: GameState, seat: int, card: int, meld_id: int, events: list[Event]) -> None:
+    check_in_hand(s, seat, 1 << card)
+    target = next((m for m in s.melds if m.id == meld_id), None)
+    if target is None:
+        raise IllegalMoveError("UNKNOWN_MELD", f"no meld {meld_id} on the table")
+    if target.owner != s.knocker:
+        raise IllegalMoveError("CANNOT_LAY_OFF", "layoffs go only onto the knocker's melds")
+    if not extends(target.cards, card):
+        raise IllegalMoveError("CANNOT_LAY_OFF", f"{card_text(card)} does not fit meld {meld_id}")
+    lay_off_card(s, seat, card, target, events)
+
+
+def lay_off_card(s: GameState, seat: int, card: int, target: TableMeld, events: list[Event]) -> None:
+    """Move a checked card onto a table meld (shared with Rummy)."""
+    new = TableMeld(target.id, target.owner, target.kind, target.cards | (1 << card), (*target.layoffs, (card, seat)))
+    s.melds = tuple(new if m.id == target.id else m for m in s.melds)
+    remove_from_hand(s, seat, 1 << card)
+    events.append(Event("laid_off", seat, {"card": card_text(card), "meld_id": target.id}))
+
+
+def _declare(s: GameState, seat: int, move: Declare, events: list[Event]) -> None:
+    if move.melds is None and move.layoffs is None:
+        knocker_melds = tuple((m.id, m.cards) for m in s.melds if m.owner == s.knocker)
+        best = best_declaration(s.hands[seat], knocker_melds)
+        melds, layoffs = best.melds, best.layoffs
+    else:
+        melds, layoffs = move.melds or (), move.layoffs or ()
+    for m in melds:
+        _defender_meld(s, seat, m, events)
+    for card, meld_id in layoffs:
+        _lay_off(s, seat, card, meld_id, events)
+    _finish_knock(s, events)
+
+
+def _finish_knock(s: GameState, events: list[Event]) -> None:
+    knocker = s.knocker
+    defender = 1 - knocker
+    k = s.knock_deadwood
+    d = mask_value(s.hands[defender])
+    detail = {"knocker": knocker, "knocker_deadwood": k, "defender_deadwood": d}
+    events.append(Event("declared", defender, {"deadwood": d}))
+    r = s.rules
+    if k < d:
+        end_hand(s, events, KNOCK, knocker, d - k, detail)
+    elif k > d or r.undercut_on_tie:
+        end_hand(s, events, UNDERCUT, defender, r.undercut_bonus + (k - d), detail)
+    else:
+        end_hand(s, events, TIE, None, 0, detail)
+
+
+

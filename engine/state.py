@@ -1,0 +1,197 @@
+"""Game state, table melds and events.
+
+``GameState`` is treated as immutable: ``apply`` copies it (every field holds immutable values: ints, tuples,
+frozen records) and changes only the copy. Sets of cards are bitmasks; piles are tuples listed bottom to top.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine.cards import FULL_DECK, card_text, cards_of
+from engine.deal import Deal
+from engine.errors import InvariantError
+from engine.options import Rules
+
+# phases
+TAKE_OR_PASS = "take_or_pass"
+DRAW = "draw"
+DISCARD = "discard"  # Gin, after drawing: discard, knock or big gin
+PLAY = "play"  # Rummy, after drawing: meld, lay off, discard
+LAYOFF = "layoff"  # Gin defender after a knock
+LAST_CARD = "last_card"  # Gin fiftieth_card: take the last discard to knock, or pass
+MATCH_OVER = "match_over"
+PHASES = (TAKE_OR_PASS, DRAW, DISCARD, PLAY, LAYOFF, LAST_CARD, MATCH_OVER)
+
+#: viewer ids besides seat numbers
+SPECTATOR = -1
+REFEREE = -2
+
+
+@dataclass(frozen=True, slots=True)
+class TableMeld:
+    """A meld on the table: stable id, who melded it, its cards (mask) and the layoffs made on it."""
+
+    id: int
+    owner: int
+    kind: str
+    cards: int
+    layoffs: tuple[tuple[int, int], ...] = ()  # (card, seat)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form, cards as text."""
+        return {
+            "id": self.id,
+            "owner": self.owner,
+            "kind": self.kind,
+            "cards": [card_text(c) for c in _meld_order(self.cards)],
+            "layoffs": [{"card": card_text(c), "seat": s} for c, s in self.layoffs],
+        }
+
+
+def _meld_order(mask: int) -> list[int]:
+    """Cards of a meld in table order (a Q-K-A run lists its ace last)."""
+    cards = cards_of(mask)
+    if len({c // 13 for c in cards}) == 1 and cards[0] % 13 == 0 and len(cards) > 1 and cards[1] % 13 != 1:
+        return [*cards[1:], cards[0]]
+    return cards
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened. ``public`` is seen by everyone; ``secret`` only by ``secret_for`` (a seat) and by
+    the referee (``secret_for`` None: the referee alone)."""
+
+    kind: str
+    seat: int
+    public: dict[str, Any]
+    secret: dict[str, Any] | None = None
+    secret_for: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Complete JSON-able form (referee)."""
+        return {"kind": self.kind, "seat": self.seat, "public": self.public, "secret": self.secret,
+                "secret_for": self.secret_for}
+
+    @staticmethod
+    def from_dict(d: dict[str, Any]) -> Event:
+        """Inverse of ``to_dict``."""
+        return Event(d["kind"], d["seat"], d["public"], d.get("secret"), d.get("secret_for"))
+
+
+def event_for(event: Event, viewer: int) -> dict[str, Any]:
+    """What ``viewer`` (a seat, SPECTATOR or REFEREE) may see of an event."""
+    d: dict[str, Any] = {"kind": event.kind, "seat": event.seat, **event.public}
+    if event.secret is not None and (viewer == REFEREE or (viewer >= 0 and viewer == event.secret_for)):
+        d.update(event.secret)
+    return d
+
+
+class GameState:
+    """The complete state of one match (all hands, stock order, secret seed). Never mutate a returned state."""
+
+    __slots__ = (
+        "active_since_restock",
+        "boxes",
+        "dealer",
+        "discard",
+        "game_boxes",
+        "games",
+        "games_ended",
+        "hand_no",
+        "hands",
+        "hands_played",
+        "knock_deadwood",
+        "knock_limit",
+        "knocker",
+        "known",
+        "last_hand",
+        "melds",
+        "melds_this_turn",
+        "must_knock",
+        "next_meld_id",
+        "passes",
+        "phase",
+        "played",
+        "presets",
+        "restocks",
+        "result",
+        "rules",
+        "scores",
+        "seed",
+        "stock",
+        "taken",
+        "to_act",
+        "turns",
+        "upcard",
+    )
+
+    rules: Rules
+    seed: bytes
+    presets: tuple[Deal, ...]
+    hand_no: int
+    dealer: int
+    phase: str
+    to_act: int
+    hands: tuple[int, ...]
+    stock: tuple[int, ...]
+    discard: tuple[int, ...]
+    melds: tuple[TableMeld, ...]
+    taken: int  # card taken from the discard pile this turn, -1 when none
+    known: tuple[int, ...]  # per seat: cards in hand that everyone saw taken from the discard pile
+    turns: int  # turns of this hand that ended with a discard
+    passes: int  # take_or_pass: upcard passes so far (2: the first player must draw from the stock)
+    must_knock: bool  # fiftieth_card: the last discard was taken, only a knock or big gin may follow
+    upcard: int  # the first upcard of this deal
+    knock_limit: int
+    knocker: int
+    knock_deadwood: int
+    played: int  # Rummy: mask of seats that melded or laid off in an earlier turn of this hand
+    melds_this_turn: int  # Rummy: new melds this turn; bit 7 set once the seat melded/laid off this turn
+    active_since_restock: bool
+    restocks: int
+    next_meld_id: int
+    scores: tuple[int, ...]  # match hand points per seat (Hollywood: sum over the three games)
+    boxes: tuple[int, ...]  # hands won per seat
+    games: tuple[tuple[int, ...], ...]  # Hollywood: points per game per seat
+    game_boxes: tuple[tuple[int, ...], ...]
+    games_ended: tuple[bool, ...]
+    hands_played: int
+    last_hand: dict[str, Any] | None
+    result: dict[str, Any] | None
+
+    def copy(self) -> GameState:
+        """A shallow copy (all fields are immutable values)."""
+        new = GameState.__new__(GameState)
+        for name in GameState.__slots__:
+            object.__setattr__(new, name, getattr(self, name))
+        return new
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GameState):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in GameState.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"GameState(hand {self.hand_no}, phase {self.phase}, to_act {self.to_act}, scores {self.scores})"
+
+
+def check_cards(state: GameState) -> None:
+    """The 52-card invariant: every card in exactly one place. Raises InvariantError (a bug) otherwise."""
+    seen = 0
+    total = 0
+    for h in state.hands:
+        seen |= h
+        total += h.bit_count()
+    for pile in (state.stock, state.discard):
+        for c in pile:
+            seen |= 1 << c
+        total += len(pile)
+    for m in state.melds:
+        seen |= m.cards
+        total += m.cards.bit_count()
+    if seen != FULL_DECK or total != 52:
+        raise InvariantError(f"52-card invariant broken: {total} cards, {seen.bit_count()} distinct")
