@@ -102,7 +102,7 @@ class Rules:
                 raise InvalidOptionsError(
                     "INVALID_OPTION", f"option {f.name} must be one of {', '.join(_CHOICES[f.name])}, got {value!r}"
                 )
-            if f.name in _NON_NEGATIVE and value < 0:
+            if f.name in _NON_NEGATIVE and getattr(self, f.name) < 0:
                 raise InvalidOptionsError("INVALID_OPTION", f"option {f.name} must be >= 0, got {value}")
         if self.game == GIN and self.players != 2:
             raise InvalidOptionsError(
