@@ -24,7 +24,9 @@ GAMES: dict[str, tuple[str, int | None, dict[str, Any], bytes]] = {
     "gin-standard": ("gin-standard", None, {}, b"golden:gin-std:01"),
     "oklahoma-gin": ("oklahoma-gin", None, {}, b"golden:oklahoma:1"),
     "hollywood-gin": ("hollywood-gin", None, {"target_score": 60}, b"golden:hollywood1"),
-    "gin-fiftieth": ("gin", None, {"stock_end_rule": "fiftieth_card", "knock_limit": 0, "max_hands": 6}, b"golden:fiftieth:1"),
+    "gin-fiftieth": (
+        "gin", None, {"stock_end_rule": "fiftieth_card", "knock_limit": 0, "max_hands": 6}, b"golden:fiftieth:1"
+    ),
     "gin-only": ("gin", None, {"knock_limit": 0, "max_hands": 8}, b"golden:gin-only:1"),
     "rummy-3": ("rummy", 3, {}, b"golden:rummy:3p:1"),
     "rummy-6": ("rummy", 6, {"max_hands": 3}, b"golden:rummy:6p:1"),
