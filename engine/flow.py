@@ -100,6 +100,7 @@ def end_hand(s: GameState, events: list[Event], reason: str, winner: int | None,
         "hand_no": s.hand_no, "reason": reason, "winner": winner, "points": points if winner is not None else 0,
         "hands": [[card_text(c) for c in cards_of(h)] for h in s.hands],
         "hand_values": [mask_value(h, r.ace_value) for h in s.hands],
+        "melds": [m.to_dict() for m in s.melds],
         "scores": list(s.scores),
     }
     if r.hollywood:
