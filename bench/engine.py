@@ -6,6 +6,8 @@ Measures, in rounds interleaved between the two engines (medians reported):
 - exact minimum-deadwood calls per second on random 10-card hands,
 - minimum deadwood of random 11-card hands (the best over the 11 possible discards).
 
+Deadwood hands are drawn afresh for every round (the same hands for both engines), so no call repeats a hand.
+
 Run from the repository root after `pip install -e '.[bench]'` (or `make bench`):
 
     .venv/bin/python bench/engine.py [--rounds 5] [--seconds 1.0] [--openspiel-only]
@@ -26,6 +28,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -43,7 +46,8 @@ SUITS = "SHDC"  # our suit order (docs/design.md): card = suit * 13 + rank, rank
 # OpenSpiel's gin_rummy is also suit-major with rank 0 = ace, but its suits are ordered s c d h.
 OPENSPIEL_SUIT = (0, 3, 2, 1)  # our suit index -> OpenSpiel suit index
 ENGINE_API = ("new_game", "rules_from_profile", "legal_moves", "apply", "min_deadwood", "min_deadwood11")
-MAX_STEPS_PER_HAND = 20_000  # a hand still running after this many moves is a bug, not a slow hand
+MAX_STEPS_PER_HAND = 20_000
+MAX_MISMATCHES_SHOWN = 20  # a hand still running after this many moves is a bug, not a slow hand
 # A hand on which OpenSpiel's 11-card min_deadwood is not the best discard (shown once, computed live).
 HEURISTIC_DEMO = ("5S", "8S", "9S", "TS", "TC", "3D", "8D", "AH", "8H", "9H", "TH")
 
@@ -154,19 +158,23 @@ def play_our_hand(engine: ModuleType, rules: Any, seed: bytes, rng: random.Rando
 
 
 def play_openspiel_hand(initial: Any, rng: random.Random) -> int:
-    """Play one OpenSpiel gin_rummy game (one hand) from a clone of the cached initial state."""
+    """Play one OpenSpiel gin_rummy game (one hand) from a clone of the cached initial state.
+
+    Returns the number of player moves (chance nodes, the deal and stock draws, are not counted).
+    """
     state = initial.clone()
-    steps = 0
+    moves = steps = 0
     while not state.is_terminal():
         if state.is_chance_node():
             # Gin's chance nodes (deal, stock draws) are uniform: checked by check_openspiel_chance.
             state.apply_action(rng.choice(state.chance_outcomes())[0])
         else:
             state.apply_action(rng.choice(state.legal_actions()))
+            moves += 1
         steps += 1
         if steps > MAX_STEPS_PER_HAND:
             raise RuntimeError("OpenSpiel hand did not end")
-    return steps
+    return moves
 
 
 def check_openspiel_chance(initial: Any, rng: random.Random) -> None:
@@ -185,31 +193,38 @@ def check_openspiel_chance(initial: Any, rng: random.Random) -> None:
 # --- measuring ----------------------------------------------------------------------------------------------
 
 
-def rate_hands(play: Callable[[], int], seconds: float) -> float:
-    """Hands per second: play hands until `seconds` have passed."""
-    hands = 0
+def rate_hands(play: Callable[[], int], seconds: float) -> tuple[float, float]:
+    """Hands per second and moves per hand: play hands until `seconds` have passed."""
+    hands = moves = 0
     start = time.perf_counter()
     while True:
-        play()
+        moves += play()
         hands += 1
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
-            return hands / elapsed
+            return hands / elapsed, moves / hands
 
 
-def rate_calls(fn: Callable[[Any], object], inputs: Sequence[Any], seconds: float) -> float:
-    """Calls per second of fn over the inputs, cycled until `seconds` have passed."""
-    chunks = [inputs[i : i + 100] for i in range(0, len(inputs), 100)]
-    calls = 0
+def timed_map(fn: Callable[[Any], int], inputs: Sequence[Any]) -> tuple[float, list[int]]:
+    """Calls per second of fn over the inputs (each called once), and the answers."""
     start = time.perf_counter()
-    while True:
-        for chunk in chunks:
-            for item in chunk:
-                fn(item)
-            calls += len(chunk)
-            elapsed = time.perf_counter() - start
-            if elapsed >= seconds:
-                return calls / elapsed
+    answers = list(map(fn, inputs))
+    return len(inputs) / (time.perf_counter() - start), answers
+
+
+@dataclass
+class HandLists:
+    """One round's random hands, the same for both engines in each one's own encoding."""
+
+    cards: list[list[int]]
+    masks: list[int]
+    openspiel: list[list[int]]
+
+    @classmethod
+    def random(cls, rng: random.Random, size: int, count: int) -> HandLists:
+        """`count` random hands of `size` cards."""
+        cards = [rng.sample(range(52), size) for _ in range(count)]
+        return cls(cards, [sum(1 << c for c in h) for h in cards], [[to_openspiel(c) for c in h] for h in cards])
 
 
 def ratio(ours: float | None, theirs: float) -> float | None:
@@ -217,36 +232,45 @@ def ratio(ours: float | None, theirs: float) -> float | None:
     return None if ours is None else round(ours / theirs, 3)
 
 
-def compare_deadwood(
-    label: str, hands: list[list[int]], ours: list[int] | None, theirs: list[int], exact: Callable[..., int]
-) -> dict[str, int]:
-    """Print and count disagreements; the brute-force reference decides which side is wrong."""
-    counts = {"mismatches": 0, "ours_wrong": 0, "openspiel_wrong": 0}
-    if ours is None:
-        return counts
-    for cards, mine, other in zip(hands, ours, theirs, strict=True):
-        if mine == other:
-            continue
-        truth = exact(cards)
-        counts["mismatches"] += 1
-        counts["ours_wrong"] += mine != truth
-        counts["openspiel_wrong"] += other != truth
-        print(f"MISMATCH {label}: {hands_text(cards)}: ours {mine}, OpenSpiel {other}, brute force {truth}")
-    return counts
+@dataclass
+class Agreement:
+    """Disagreements between the engines' deadwood answers, decided by the brute-force reference."""
+
+    label: str
+    exact: Callable[[Sequence[int]], int]
+    checked: int = 0
+    mismatches: int = 0
+    ours_wrong: int = 0
+    openspiel_wrong: int = 0
+    shown: int = 0
+
+    def compare(self, hands: list[list[int]], ours: list[int], theirs: list[int]) -> None:
+        """Count (and print the first few) hands where the answers differ."""
+        self.checked += len(hands)
+        for cards, mine, other in zip(hands, ours, theirs, strict=True):
+            if mine == other:
+                continue
+            truth = self.exact(cards)
+            self.mismatches += 1
+            self.ours_wrong += mine != truth
+            self.openspiel_wrong += other != truth
+            if self.shown < MAX_MISMATCHES_SHOWN:
+                self.shown += 1
+                print(f"MISMATCH {self.label}: {hands_text(cards)}: ours {mine}, OpenSpiel {other}, exact {truth}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print the figures; the last line is JSON."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--rounds", type=int, default=5, help="measurement rounds (medians are reported)")
-    parser.add_argument("--seconds", type=float, default=1.0, help="length of one measurement")
-    parser.add_argument("--deadwood-hands", type=int, default=2000, help="random hands per deadwood list")
+    parser.add_argument("--seconds", type=float, default=1.0, help="length of one hands-per-second measurement")
+    parser.add_argument("--deadwood-hands", type=int, default=50_000, help="fresh random hands per round")
     parser.add_argument("--seed", type=int, default=20240601, help="seed for hands, deals and moves")
-    parser.add_argument("--openspiel-only", action="store_true", help="measure OpenSpiel even without engine")
+    parser.add_argument("--openspiel-only", action="store_true", help="measure OpenSpiel alone (no engine needed)")
     args = parser.parse_args(argv)
 
     pyspiel = load_openspiel()
-    engine, why = load_engine()
+    engine, why = (None, "--openspiel-only was given") if args.openspiel_only else load_engine()
     if engine is None:
         if not args.openspiel_only:
             print(f"error: {why}; use --openspiel-only to measure OpenSpiel alone", file=sys.stderr)
@@ -254,20 +278,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"NOTE: our engine is not measured: {why}")
 
     rng = random.Random(args.seed)
-    hands10 = [rng.sample(range(52), 10) for _ in range(args.deadwood_hands)]
-    hands11 = [rng.sample(range(52), 11) for _ in range(args.deadwood_hands)]
-    os10 = [[to_openspiel(c) for c in h] for h in hands10]
-    os11 = [[to_openspiel(c) for c in h] for h in hands11]
-    masks10 = [sum(1 << c for c in h) for h in hands10]
-    masks11 = [sum(1 << c for c in h) for h in hands11]
-
     utils = pyspiel.gin_rummy.GinRummyUtils(13, 4, 10)  # ranks, suits, hand size (11 cards = just drew)
     game = pyspiel.load_game("gin_rummy")
     initial = game.new_initial_state()  # costs about a millisecond: built once, cloned for every hand
     check_openspiel_chance(initial, random.Random(args.seed))
-    sample = min(200, len(hands10))
-    ref_ok = sum(utils.min_deadwood(os10[i]) == reference_deadwood(hands10[i]) for i in range(sample))
-    print(f"check: OpenSpiel 10-card min_deadwood equals the brute force on {ref_ok}/{sample} hands")
+    sample = HandLists.random(random.Random(args.seed), 10, 200)
+    ref_ok = sum(
+        utils.min_deadwood(o) == reference_deadwood(c) for c, o in zip(sample.cards, sample.openspiel, strict=True)
+    )
+    print(f"check: OpenSpiel 10-card min_deadwood equals the brute force on {ref_ok}/200 random hands")
     demo = [card_from_text(t) for t in HEURISTIC_DEMO]
     print(
         "note: OpenSpiel's 11-card min_deadwood takes its best 11-card meld group and drops the highest "
@@ -280,32 +299,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     if engine:
         play_our_hand(engine, rules, ours_rng.randbytes(16), ours_rng)  # warm-up, and fail early if broken
     figures: dict[str, list[float]] = {}
+    agree10 = Agreement("10 cards", reference_deadwood)
+    agree11 = Agreement("11 cards", reference_deadwood11)
     for round_no in range(1, args.rounds + 1):
         measured: dict[str, float] = {}
-        measured["openspiel_hands_per_s"] = rate_hands(
+        measured["openspiel_hands_per_s"], measured["openspiel_moves_per_hand"] = rate_hands(
             lambda: play_openspiel_hand(initial, theirs_rng), args.seconds
         )
-        measured["openspiel_deadwood10_per_s"] = rate_calls(utils.min_deadwood, os10, args.seconds)
-        measured["openspiel_deadwood11_per_s"] = rate_calls(utils.min_deadwood, os11, args.seconds)
         if engine:
-            measured["hands_per_s"] = rate_hands(
+            measured["hands_per_s"], measured["moves_per_hand"] = rate_hands(
                 lambda: play_our_hand(engine, rules, ours_rng.randbytes(16), ours_rng), args.seconds
             )
-            measured["deadwood10_per_s"] = rate_calls(engine.min_deadwood, masks10, args.seconds)
-            measured["deadwood11_per_s"] = rate_calls(engine.min_deadwood11, masks11, args.seconds)
-        print(f"round {round_no}: " + ", ".join(f"{k} {v:,.0f}" for k, v in measured.items()))
+        # Fresh hands every round, so no call ever repeats an earlier hand (no memo hit on a whole hand).
+        for size, agreement, ours_fn in ((10, agree10, "min_deadwood"), (11, agree11, "min_deadwood11")):
+            hands = HandLists.random(rng, size, args.deadwood_hands)
+            measured[f"openspiel_deadwood{size}_per_s"], answers = timed_map(utils.min_deadwood, hands.openspiel)
+            if engine:
+                measured[f"deadwood{size}_per_s"], our_answers = timed_map(getattr(engine, ours_fn), hands.masks)
+                agreement.compare(hands.cards, our_answers, answers)
+        print(f"round {round_no}: " + ", ".join(f"{k} {v:,.1f}" for k, v in sorted(measured.items())))
         for key, val in measured.items():
             figures.setdefault(key, []).append(val)
 
     medians = {key: statistics.median(vals) for key, vals in figures.items()}
-    theirs10 = [utils.min_deadwood(h) for h in os10]
-    theirs11 = [utils.min_deadwood(h) for h in os11]
-    ours10 = [engine.min_deadwood(m) for m in masks10] if engine else None
-    ours11 = [engine.min_deadwood11(m) for m in masks11] if engine else None
-    check10 = compare_deadwood("10 cards", hands10, ours10, theirs10, reference_deadwood)
-    check11 = compare_deadwood("11 cards", hands11, ours11, theirs11, reference_deadwood11)
-
-    result: dict[str, Any] = {"rounds": args.rounds, "seconds_per_measurement": args.seconds}
+    result: dict[str, Any] = {
+        "rounds": args.rounds,
+        "hand_seconds_per_round": args.seconds,
+        "deadwood_hands_per_round": args.deadwood_hands,
+        "moves_per_hand": round(medians["moves_per_hand"], 1) if engine else None,
+        "openspiel_moves_per_hand": round(medians["openspiel_moves_per_hand"], 1),
+    }
+    ours_moves = "-" if engine is None else f"{medians['moves_per_hand']:.1f}"
+    print(f"median moves per hand: ours {ours_moves}, OpenSpiel {medians['openspiel_moves_per_hand']:.1f}")
     for what in ("hands", "deadwood10", "deadwood11"):
         ours = medians.get(f"{what}_per_s")
         theirs = medians[f"openspiel_{what}_per_s"]
@@ -315,19 +340,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         ours_text = "not measured" if ours is None else f"{ours:,.0f}/s"
         ratio_text = "" if ours is None else f" (ours/OpenSpiel {ours / theirs:.2f})"
         print(f"median {what}: ours {ours_text}, OpenSpiel {theirs:,.0f}/s{ratio_text}")
-    result["deadwood10_mismatches"] = check10["mismatches"] if engine else None
-    result["deadwood10_ours_wrong"] = check10["ours_wrong"] if engine else None
-    result["deadwood11_mismatches"] = check11["mismatches"] if engine else None
-    result["deadwood11_ours_wrong"] = check11["ours_wrong"] if engine else None
-    result["deadwood11_openspiel_wrong"] = check11["openspiel_wrong"] if engine else None
     if engine:
-        print(
-            f"deadwood checks on {len(hands10)} hands each: 10 cards {check10['mismatches']} mismatches; "
-            f"11 cards {check11['mismatches']} mismatches ({check11['ours_wrong']} ours wrong, "
-            f"{check11['openspiel_wrong']} OpenSpiel wrong)"
-        )
+        result["deadwood10_mismatches"] = agree10.mismatches
+        result["deadwood10_ours_wrong"] = agree10.ours_wrong
+        result["deadwood11_mismatches"] = agree11.mismatches
+        result["deadwood11_ours_wrong"] = agree11.ours_wrong
+        result["deadwood11_openspiel_wrong"] = agree11.openspiel_wrong
+        for agreement in (agree10, agree11):
+            print(
+                f"deadwood {agreement.label}: {agreement.mismatches} of {agreement.checked:,} hands differ "
+                f"({agreement.ours_wrong} ours wrong, {agreement.openspiel_wrong} OpenSpiel wrong)"
+            )
     print(json.dumps(result))
-    return 1 if engine and (check10["mismatches"] or check11["ours_wrong"]) else 0
+    return 1 if agree10.mismatches or agree11.ours_wrong else 0
 
 
 if __name__ == "__main__":
