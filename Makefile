@@ -12,9 +12,11 @@ BENCH_STAMP := $(VENV)/.installed-bench
 
 # The code generator as one shell command, a function of the output directory ($(1)), so that `proto` and
 # `proto-check` cannot drift apart: refine it here (chain further steps with &&). The .venv's bin/ goes on
-# PATH because protoc looks up its plugins (protoc-gen-mypy) there.
+# PATH because protoc looks up its plugins (protoc-gen-mypy, protoc-gen-mypy_grpc) there;
+# proto/postprocess.py turns protoc's output into the importable package rummy_pb.
 protoc_gen = mkdir -p $(1) && PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m grpc_tools.protoc -Iproto \
-  --python_out=$(1) --grpc_python_out=$(1) --mypy_out=$(1) proto/rummy/v1/*.proto
+  --python_out=$(1) --grpc_python_out=$(1) --mypy_out=$(1) --mypy_grpc_out=$(1) proto/rummy/v1/*.proto \
+  && $(BIN)/python proto/postprocess.py $(1)
 
 .PHONY: venv run test proto proto-check bench FORCE
 
