@@ -96,8 +96,16 @@ def count(mask: int) -> int:
     return mask.bit_count()
 
 
+_ROW_VALUE: tuple[int, ...] = tuple(
+    sum(min(r + 1, 10) for r in range(13) if row >> r & 1) for row in range(1 << 13)
+)
+
+
 def mask_value(mask: int, ace_value: int = 1) -> int:
     """Total card value of a mask (deadwood / points left in hand)."""
+    if ace_value == 1:
+        rv = _ROW_VALUE
+        return rv[mask & 0x1FFF] + rv[(mask >> 13) & 0x1FFF] + rv[(mask >> 26) & 0x1FFF] + rv[mask >> 39]
     total = 0
     while mask:
         low = mask & -mask

@@ -163,10 +163,7 @@ class GameState:
 
     def copy(self) -> GameState:
         """A shallow copy (all fields are immutable values)."""
-        new = GameState.__new__(GameState)
-        for name in GameState.__slots__:
-            object.__setattr__(new, name, getattr(self, name))
-        return new
+        raise NotImplementedError  # replaced below by a generated, unrolled version (hot path)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GameState):
@@ -177,6 +174,16 @@ class GameState:
 
     def __repr__(self) -> str:
         return f"GameState(hand {self.hand_no}, phase {self.phase}, to_act {self.to_act}, scores {self.scores})"
+
+
+def _unrolled_copy() -> Any:
+    body = "\n".join(f"    new.{n} = self.{n}" for n in GameState.__slots__)
+    namespace: dict[str, Any] = {"GameState": GameState}
+    exec(f"def copy(self):\n    new = GameState.__new__(GameState)\n{body}\n    return new", namespace)
+    return namespace["copy"]
+
+
+GameState.copy = _unrolled_copy()  # type: ignore[method-assign]
 
 
 def check_cards(state: GameState) -> None:
