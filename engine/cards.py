@@ -73,14 +73,17 @@ def mask_of(cards: Iterable[int]) -> int:
     return m
 
 
-def cards_of(mask: int) -> list[int]:
+_ROW_CARDS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(tuple(suit * 13 + r for r in range(13) if row >> r & 1) for row in range(1 << 13)) for suit in range(4)
+)
+
+
+def cards_of(mask: int) -> tuple[int, ...]:
     """Cards of a mask in ascending card order."""
-    out: list[int] = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+    rc = _ROW_CARDS
+    return (
+        rc[0][mask & 0x1FFF] + rc[1][(mask >> 13) & 0x1FFF] + rc[2][(mask >> 26) & 0x1FFF] + rc[3][mask >> 39]
+    )
 
 
 def iter_cards(mask: int) -> Iterator[int]:

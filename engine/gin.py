@@ -30,6 +30,14 @@ from engine.melds import (
     min_deadwood,
 )
 from engine.moves import (
+    BIG_GIN_MOVE,
+    DECLARE_BEST,
+    DISCARDS,
+    DONE,
+    DRAW_DISCARD,
+    DRAW_STOCK,
+    KNOCKS,
+    PASS,
     BigGin,
     Declare,
     Discard,
@@ -89,26 +97,25 @@ def legal_moves(s: GameState) -> list[Move]:
     seat = s.to_act
     hand = s.hands[seat]
     if s.phase == TAKE_OR_PASS:
-        return [DrawDiscard(), Pass()]
+        return [DRAW_DISCARD, PASS]
     if s.phase == DRAW:
-        moves: list[Move] = [DrawStock()]
         if s.discard and s.passes < 2:
-            moves.append(DrawDiscard())
-        return moves
+            return [DRAW_STOCK, DRAW_DISCARD]
+        return [DRAW_STOCK]
     if s.phase == DISCARD:
         forbidden = _forbidden(s)
-        moves = [] if s.must_knock else [Discard(c) for c in cards_of(hand) if c != forbidden]
-        moves += [Knock(c) for c in knock_discards(hand, s.knock_limit, forbidden)]
+        moves: list[Move] = [] if s.must_knock else [DISCARDS[c] for c in cards_of(hand) if c != forbidden]
+        moves += [KNOCKS[c] for c in knock_discards(hand, s.knock_limit, forbidden)]
         if can_big_gin(s, hand):
-            moves.append(BigGin())
+            moves.append(BIG_GIN_MOVE)
         return moves
     if s.phase == LAST_CARD:
-        moves = [Pass()]
+        moves = [PASS]
         if _last_card_useful(s, hand | (1 << s.discard[-1])):
-            moves.append(DrawDiscard())
+            moves.append(DRAW_DISCARD)
         return moves
     if s.phase == LAYOFF:
-        moves = [Declare(), Done()]
+        moves = [DECLARE_BEST, DONE]
         for m in _own_melds_possible(hand):
             moves.append(MeldMove(m))
         for tm in s.melds:

@@ -128,9 +128,13 @@ def min_deadwood11(hand: int) -> int:
     m = meldable(hand)
     best = 1 << 30
     outside = hand & ~m
+    out_value = mask_value(outside)
     if outside:
         top = max(CARD_VALUE[c] for c in cards_of(outside))
         best = min_deadwood(hand) - top
+        # discarding a meld card leaves every card outside melds as deadwood
+        if out_value >= best:
+            return best
     for c in cards_of(m):
         v = min_deadwood(hand & ~(1 << c))
         if v < best:

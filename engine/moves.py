@@ -96,6 +96,16 @@ class Done:
 
 Move = DrawStock | DrawDiscard | Pass | Discard | Knock | BigGin | MeldMove | LayOff | Declare | Done
 
+# Shared instances for move generation (moves are immutable values, so one object per move serves every state).
+DRAW_STOCK = DrawStock()
+DRAW_DISCARD = DrawDiscard()
+PASS = Pass()
+DONE = Done()
+DECLARE_BEST = Declare()
+BIG_GIN_MOVE = BigGin()
+DISCARDS: tuple[Discard, ...] = tuple(Discard(c) for c in range(52))
+KNOCKS: tuple[Knock, ...] = tuple(Knock(c) for c in range(52))
+
 
 def _melds_text(melds: tuple[int, ...]) -> str:
     return " / ".join(" ".join(card_text(c) for c in cards_of(m)) for m in melds)

@@ -19,21 +19,21 @@ from engine.flow import (
 )
 from engine.gin import lay_off_card
 from engine.melds import all_melds, extends, meld_kind, meldable
-from engine.moves import Discard, DrawDiscard, DrawStock, LayOff, MeldMove, Move
+from engine.moves import DISCARDS, DRAW_DISCARD, DRAW_STOCK, Discard, DrawDiscard, DrawStock, LayOff, MeldMove, Move
 from engine.state import DRAW, PLAY, Event, GameState, TableMeld
 
 
 def legal_moves(s: GameState) -> list[Move]:
     """Every legal move of the seat to act: draws, or every legal meld, layoff and discard."""
     if s.phase == DRAW:
-        return [DrawStock(), DrawDiscard()] if s.discard else [DrawStock()]
+        return [DRAW_STOCK, DRAW_DISCARD] if s.discard else [DRAW_STOCK]
     if s.phase != PLAY:
         return []
     seat = s.to_act
     hand = s.hands[seat]
     r = s.rules
     forbidden = -1 if r.discard_taken_card_allowed else s.taken
-    moves: list[Move] = [Discard(c) for c in cards_of(hand) if c != forbidden]
+    moves: list[Move] = [DISCARDS[c] for c in cards_of(hand) if c != forbidden]
     if not r.max_melds_per_turn or (s.melds_this_turn & 0x7F) < r.max_melds_per_turn:
         m = meldable(hand, r.ace_high_low)
         for x in all_melds(r.ace_high_low):

@@ -7,6 +7,8 @@ frozen records) and changes only the copy. Sets of cards are bitmasks; piles are
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
+from operator import or_
 from typing import Any
 
 from engine.cards import FULL_DECK, card_text, cards_of
@@ -55,7 +57,7 @@ def _meld_order(mask: int) -> list[int]:
     cards = cards_of(mask)
     if len({c // 13 for c in cards}) == 1 and cards[0] % 13 == 0 and len(cards) > 1 and cards[1] % 13 != 1:
         return [*cards[1:], cards[0]]
-    return cards
+    return list(cards)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,17 +188,15 @@ def _unrolled_copy() -> Any:
 GameState.copy = _unrolled_copy()  # type: ignore[method-assign]
 
 
+_BIT: tuple[int, ...] = tuple(1 << c for c in range(52))
+
+
 def check_cards(state: GameState) -> None:
     """The 52-card invariant: every card in exactly one place. Raises InvariantError (a bug) otherwise."""
-    seen = 0
-    total = 0
-    for h in state.hands:
-        seen |= h
-        total += h.bit_count()
-    for pile in (state.stock, state.discard):
-        for c in pile:
-            seen |= 1 << c
-        total += len(pile)
+    seen = reduce(or_, state.hands, 0)
+    total = sum(h.bit_count() for h in state.hands) + len(state.stock) + len(state.discard)
+    seen |= reduce(or_, map(_BIT.__getitem__, state.stock), 0)
+    seen |= reduce(or_, map(_BIT.__getitem__, state.discard), 0)
     for m in state.melds:
         seen |= m.cards
         total += m.cards.bit_count()
