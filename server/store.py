@@ -204,13 +204,16 @@ class GameStore:
             taken = await self._join(keys=[game_key(game_id)], args=[seat, n_seats, token_hash, name])
         return int(taken)
 
+    async def events_since(self, game_id: str, after: tuple[int, int], count: int | None = None) -> list[StoredEvent]:
+        """Events after stream position ``after`` = (version, index), oldest first (at most ``count``)."""
+        start = f"({after[0]}-{after[1]}" if after >= (0, 0) else "-"
+        with _redis_errors():
+            entries: Any = await self.client.xrange(events_key(game_id), min=start, max="+", count=count)
+        return [_stored_event(entry_id, fields) for entry_id, fields in entries]
+
     async def events_after(self, game_id: str, version: int, count: int | None = None) -> list[StoredEvent]:
         """Events with a version greater than ``version``, oldest first (at most ``count``)."""
-        with _redis_errors():
-            entries: Any = await self.client.xrange(
-                events_key(game_id), min=f"({version}-{MAX_SEQ}" if version >= 0 else "-", max="+", count=count
-            )
-        return [_stored_event(entry_id, fields) for entry_id, fields in entries]
+        return await self.events_since(game_id, (version, MAX_SEQ), count)
 
     async def events_until(self, game_id: str, version: int) -> list[StoredEvent]:
         """Events with a version up to and including ``version``, oldest first."""
@@ -240,6 +243,12 @@ class GameStore:
             return (0, 0)
         event = _stored_event(entries[0][0], entries[0][1])
         return (event.version, event.index)
+
+    async def start_view(self, game_id: str) -> bytes | None:
+        """The referee's view of the game at creation (JSON), None if no game."""
+        with _redis_errors():
+            start: Any = await self.client.hget(game_key(game_id), "start")
+        return None if start is None else bytes(start)
 
     async def exists(self, game_id: str) -> bool:
         """Whether the game hash exists."""

@@ -1,0 +1,98 @@
+"""`rummy-referee serve`: run the referee.
+
+Without a Redis URL (``--redis-url`` or REDIS_URL) it starts its own redis-server with an append-only file in
+the data directory (``--data-dir``, default $XDG_DATA_HOME/rummy-referee or ./data) and stops it on exit.
+SIGTERM / SIGINT: health goes NOT_SERVING, watch streams end (clients resume elsewhere), calls in flight get
+``--grace`` seconds to finish.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from grpc_health.v1._async import HealthServicer  # grpc_health.v1.health.aio.HealthServicer
+
+from server.grpc_api import create_server, shutdown, watch_storage
+from server.redis_launcher import RedisLaunchError, RedisProcess, default_data_dir, start_redis
+from server.service import Referee
+from server.store import GameStore, connect
+
+log = logging.getLogger("rummy_referee")
+
+DAY = 24 * 3600
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rummy-referee", description="Gin Rummy and Rummy referee (gRPC)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="run the gRPC server")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 in containers)")
+    serve.add_argument("--port", type=int, default=50051, help="port (0: any free port, printed at start)")
+    serve.add_argument("--redis-url", default=os.environ.get("REDIS_URL"),
+                       help="external Redis (default: $REDIS_URL; none: start a private redis-server)")
+    serve.add_argument("--redis-cluster", action="store_true",
+                       help="the URL is a Redis Cluster node (a redis-cluster:// URL implies it)")
+    serve.add_argument("--organizer-token", default=os.environ.get("RUMMY_ORGANIZER_TOKEN"),
+                       help="token for preset deals, seeds and replays (default: $RUMMY_ORGANIZER_TOKEN)")
+    serve.add_argument("--data-dir", type=Path, default=None,
+                       help="data directory of the private redis-server (default: $XDG_DATA_HOME/rummy-referee "
+                            "or ./data)")
+    serve.add_argument("--finished-ttl", type=int, default=7 * DAY,
+                       help="seconds a finished game is kept (default: 7 days)")
+    serve.add_argument("--grace", type=float, default=10.0, help="seconds to drain calls on shutdown")
+    return parser  # fmt: skip
+
+
+async def serve(args: argparse.Namespace) -> None:
+    """Run until SIGTERM or SIGINT."""
+    redis: RedisProcess | None = None
+    url = args.redis_url
+    if not url:
+        data_dir = args.data_dir or default_data_dir()
+        redis = start_redis(data_dir)
+        url = redis.url
+        log.info("started redis-server pid %d on port %d, data in %s", redis.pid, redis.port, redis.data_dir)
+    try:
+        store = GameStore(connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl)
+        referee = Referee(store, organizer_token=args.organizer_token or None)
+        health = HealthServicer()
+        server, port = create_server(f"{args.host}:{args.port}", referee, health_servicer=health)
+        await server.start()
+        monitor = asyncio.create_task(watch_storage(referee, health))
+        print(f"rummy-referee listening on {args.host}:{port}", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        log.info("shutting down (grace %.1fs)", args.grace)
+        monitor.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await monitor
+        await shutdown(server, referee, health, args.grace)
+    finally:
+        if redis is not None:
+            redis.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `rummy-referee` command."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        asyncio.run(serve(args))
+    except RedisLaunchError as exc:
+        print(f"rummy-referee: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

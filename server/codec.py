@@ -1,0 +1,307 @@
+"""The only translation between protobuf messages and engine types / engine JSON.
+
+Inbound (``*_from_proto``) raises ``BadRequest`` for a malformed message and lets the engine's
+``InvalidMoveError`` (e.g. INVALID_CARD for unknown card text) through; both become INVALID_ARGUMENT.
+Outbound (``*_to_proto``) reads the JSON-able dicts the engine's ``view`` / ``event_for`` produce (cards already
+in text form) plus the server's additions (version, seats, legal moves).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from google.protobuf import struct_pb2
+
+import engine
+from rummy_pb.rummy.v1 import game_pb2 as pb
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.errors import BadRequest
+from server.model import GameSpec, SeatSpec
+
+_PHASES = {
+    "take_or_pass": pb.PHASE_TAKE_OR_PASS, "draw": pb.PHASE_DRAW, "discard": pb.PHASE_DISCARD,
+    "play": pb.PHASE_PLAY, "layoff": pb.PHASE_LAYOFF, "last_card": pb.PHASE_LAST_CARD,
+    "match_over": pb.PHASE_MATCH_OVER,
+}  # fmt: skip
+_GAMES = {"gin": pb.GAME_KIND_GIN, "rummy": pb.GAME_KIND_RUMMY}
+_MELD_KINDS = {"set": pb.MELD_KIND_SET, "run": pb.MELD_KIND_RUN}
+_ROLES = {"seat": pb.ROLE_SEAT, "spectator": pb.ROLE_SPECTATOR, "referee": pb.ROLE_REFEREE}
+SEAT_KINDS = {"human": pb.SEAT_KIND_HUMAN, "bot": pb.SEAT_KIND_BOT}
+_SEAT_KIND_NAMES: dict[int, str] = {int(v): k for k, v in SEAT_KINDS.items()}
+_HAND_TYPED = {"hand_no", "reason", "winner", "points", "hands", "hand_values", "scores", "knocker",
+               "knocker_deadwood", "defender_deadwood", "going_rummy"}  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------------ inbound
+
+
+def cards_from_proto(texts: Iterable[str]) -> int:
+    """Card texts to a mask; a card named twice is malformed."""
+    mask = 0
+    for text in texts:
+        bit = 1 << engine.parse_card(text)
+        if mask & bit:
+            raise BadRequest("DUPLICATE_CARD", f"card {text} named twice")
+        mask |= bit
+    return mask
+
+
+def _melds(groups: Iterable[pb.Cards]) -> tuple[int, ...]:
+    return tuple(cards_from_proto(g.cards) for g in groups)
+
+
+def move_from_proto(move: pb.Move) -> engine.Move:
+    """The engine move of a Move message (exactly one oneof field set)."""
+    which = move.WhichOneof("move")
+    if which is None:
+        raise BadRequest("MISSING_MOVE", "the request has no move")
+    if which == "draw_stock":
+        return engine.DrawStock()
+    if which == "draw_discard":
+        return engine.DrawDiscard()
+    if which == "pass_turn":
+        return engine.Pass()
+    if which == "done":
+        return engine.Done()
+    if which == "discard":
+        return engine.Discard(engine.parse_card(move.discard.card))
+    if which == "knock":
+        knock = move.knock
+        return engine.Knock(
+            engine.parse_card(knock.discard), _melds(knock.melds.melds) if knock.HasField("melds") else None
+        )
+    if which == "big_gin":
+        big = move.big_gin
+        return engine.BigGin(_melds(big.melds.melds) if big.HasField("melds") else None)
+    if which == "meld":
+        return engine.MeldMove(cards_from_proto(move.meld.cards))
+    if which == "lay_off":
+        return engine.LayOff(engine.parse_card(move.lay_off.card), move.lay_off.meld_id)
+    declare = move.declare
+    if declare.best:
+        if declare.melds or declare.layoffs:
+            raise BadRequest("BAD_MOVE", "declare: best excludes explicit melds and layoffs")
+        return engine.Declare()
+    layoffs = tuple((engine.parse_card(x.card), x.meld_id) for x in declare.layoffs)
+    return engine.Declare(_melds(declare.melds), layoffs)
+
+
+def option_from_proto(name: str, value: pb.OptionValue) -> bool | int | str:
+    """One option value (which field is set says its type; the engine checks it is the option's type)."""
+    which = value.WhichOneof("value")
+    if which is None:
+        raise BadRequest("INVALID_OPTION", f"option {name} has no value")
+    result: bool | int | str = getattr(value, which)
+    return result
+
+
+def options_from_proto(options: Mapping[str, pb.OptionValue]) -> dict[str, bool | int | str]:
+    """Option overrides by name."""
+    return {name: option_from_proto(name, value) for name, value in options.items()}
+
+
+def deal_from_proto(deal: pb.PresetDeal) -> engine.Deal:
+    """An organizer's preset deal (the engine validates it against the rules when the game is created)."""
+    return engine.Deal(
+        dealer=deal.dealer,
+        hands=tuple(tuple(engine.parse_cards(h.cards)) for h in deal.hands),
+        upcard=engine.parse_card(deal.upcard),
+        stock=tuple(engine.parse_cards(deal.stock)),
+    )
+
+
+def game_spec_from_proto(req: rpb.CreateGameRequest) -> GameSpec:
+    """What CreateGame asks for; MatchSettings fields become the options of the same name."""
+    overrides: dict[str, Any] = options_from_proto(req.options)
+    for name in ("target_score", "max_hands"):
+        if req.match.HasField(name):
+            if name in overrides:
+                raise BadRequest("INVALID_OPTION", f"{name} is given both as an option and as a match setting")
+            overrides[name] = getattr(req.match, name)
+    return GameSpec(
+        profile=req.profile,
+        overrides=overrides,
+        seats=tuple(
+            SeatSpec(s.display_name, _SEAT_KIND_NAMES.get(s.kind, "human"), s.open) for s in req.seats
+        ),
+        allow_spectators=req.allow_spectators,
+        presets=tuple(deal_from_proto(d) for d in req.preset_deals),
+        seed=req.seed or None,
+    )
+
+
+# ----------------------------------------------------------------------------------------------- outbound
+
+
+def option_to_proto(value: Any) -> pb.OptionValue:
+    """One pinned option value."""
+    if isinstance(value, bool):
+        return pb.OptionValue(bool_value=value)
+    if isinstance(value, int):
+        return pb.OptionValue(int_value=value)
+    return pb.OptionValue(string_value=str(value))
+
+
+def settings_to_proto(settings: Mapping[str, Any]) -> pb.GameSettings:
+    """GameSettings from the service's settings dict (profile, options, seats, spectators, organizer_deals)."""
+    return pb.GameSettings(
+        profile=settings["profile"],
+        options={k: option_to_proto(v) for k, v in settings["options"].items()},
+        seats=[
+            pb.SeatSpec(display_name=s["name"], kind=SEAT_KINDS.get(s["kind"], pb.SEAT_KIND_HUMAN), open=s["open"])
+            for s in settings["seats"]
+        ],
+        spectators_allowed=settings["spectators"],
+        organizer_deals=settings["organizer_deals"],
+    )
+
+
+def move_to_proto(d: Mapping[str, Any]) -> pb.Move:
+    """A Move message from ``engine.move_to_dict`` output."""
+    kind = d["kind"]
+    if kind == "draw_stock":
+        return pb.Move(draw_stock=pb.Move.DrawStock())
+    if kind == "draw_discard":
+        return pb.Move(draw_discard=pb.Move.DrawDiscard())
+    if kind == "pass":
+        return pb.Move(pass_turn=pb.Move.PassTurn())
+    if kind == "done":
+        return pb.Move(done=pb.Move.Done())
+    if kind == "discard":
+        return pb.Move(discard=pb.Move.Discard(card=d["card"]))
+    if kind == "knock":
+        knock = pb.Move.Knock(discard=d["discard"])
+        if d.get("melds") is not None:
+            knock.melds.CopyFrom(_melds_to_proto(d["melds"]))
+        return pb.Move(knock=knock)
+    if kind == "big_gin":
+        big = pb.Move.BigGin()
+        if d.get("melds") is not None:
+            big.melds.CopyFrom(_melds_to_proto(d["melds"]))
+        return pb.Move(big_gin=big)
+    if kind == "meld":
+        return pb.Move(meld=pb.Move.Meld(cards=d["cards"]))
+    if kind == "lay_off":
+        return pb.Move(lay_off=pb.Move.LayOff(card=d["card"], meld_id=d["meld_id"]))
+    if kind == "declare":
+        if d.get("melds") is None and d.get("layoffs") is None:
+            return pb.Move(declare=pb.Move.Declare(best=True))
+        return pb.Move(declare=pb.Move.Declare(
+            melds=[pb.Cards(cards=m) for m in d.get("melds") or ()],
+            layoffs=[pb.LayOffCard(card=c, meld_id=i) for c, i in d.get("layoffs") or ()],
+        ))  # fmt: skip
+    raise ValueError(f"unknown move kind {kind!r}")
+
+
+def _melds_to_proto(melds: Sequence[Sequence[str]]) -> pb.Melds:
+    return pb.Melds(melds=[pb.Cards(cards=m) for m in melds])
+
+
+def _struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
+    s = struct_pb2.Struct()
+    s.update(d)
+    return s
+
+
+def event_to_proto(d: Mapping[str, Any]) -> pb.Event:
+    """An Event from a viewer's event dict (``engine.event_for`` plus "version" and "index")."""
+    data = {k: v for k, v in d.items() if k not in ("kind", "seat", "version", "index")}
+    event = pb.Event(version=d["version"], index=d["index"], kind=d["kind"], data=_struct(data))
+    if d["seat"] >= 0:
+        event.seat = d["seat"]
+    return event
+
+
+def _hand_result(d: Mapping[str, Any]) -> pb.HandResult:
+    result = pb.HandResult(
+        hand_number=d["hand_no"], reason=d["reason"], points=d["points"],
+        hands=[pb.Cards(cards=h) for h in d["hands"]], hand_values=d["hand_values"], scores=d["scores"],
+        details=_struct({k: v for k, v in d.items() if k not in _HAND_TYPED}),
+    )  # fmt: skip
+    for name in ("winner", "knocker", "knocker_deadwood", "defender_deadwood", "going_rummy"):
+        if d.get(name) is not None:
+            setattr(result, name, d[name])
+    return result
+
+
+def _match_result(d: Mapping[str, Any]) -> pb.MatchResult:
+    return pb.MatchResult(
+        totals=d["totals"], winners=d["winners"],
+        details=_struct({k: v for k, v in d.items() if k not in ("totals", "winners")}),
+    )  # fmt: skip
+
+
+def _seats(v: Mapping[str, Any]) -> list[pb.SeatView]:
+    seats = []
+    for i, info in enumerate(v["seats"]):
+        seat = pb.SeatView(
+            seat=i, display_name=info["name"], kind=SEAT_KINDS.get(info["kind"], pb.SEAT_KIND_HUMAN),
+            open=info["open"], hand_size=v["hand_sizes"][i], known_cards=v["known_cards"][i],
+            score=v["scores"][i], boxes=v["boxes"][i],
+        )  # fmt: skip
+        if "games" in v:
+            seat.hollywood_scores.extend(g[i] for g in v["games"])
+            seat.hollywood_boxes.extend(g[i] for g in v["game_boxes"])
+        seats.append(seat)
+    return seats
+
+
+def view_to_proto(v: Mapping[str, Any]) -> pb.GameView:
+    """A GameView from the service's view dict (``engine.view`` plus game_id, version, role, seats, legal)."""
+    view = pb.GameView(
+        game_id=v["game_id"], version=v["version"], viewer_role=_ROLES[v["role"]], game=_GAMES[v["game"]],
+        phase=_PHASES[v["phase"]], dealer=v["dealer"], hand_number=v["hand_no"], seats=_seats(v),
+        hand=v.get("hand", ()), discard_pile=v["discard_pile"], stock_size=v["stock_size"], turns=v["turns"],
+        hands_played=v["hands_played"],
+        melds=[
+            pb.TableMeld(
+                id=m["id"], owner=m["owner"], kind=_MELD_KINDS.get(m["kind"], pb.MELD_KIND_UNSPECIFIED),
+                cards=m["cards"], layoffs=[pb.LaidOff(card=x["card"], seat=x["seat"]) for x in m["layoffs"]],
+            )
+            for m in v["melds"]
+        ],
+        legal_moves=[move_to_proto(m) for m in v.get("legal_moves", ())],
+        hollywood_games_ended=v.get("games_ended", ()),
+        hands=[pb.Cards(cards=h) for h in v.get("hands", ())],
+        stock=v.get("stock", ()),
+    )  # fmt: skip
+    if v["role"] == "seat":
+        view.viewer_seat = v["viewer"]
+    if v["to_act"] >= 0:
+        view.to_act = v["to_act"]
+    if v.get("taken_card") is not None:
+        view.taken_card = v["taken_card"]
+    if v.get("upcard") is not None:
+        view.upcard = v["upcard"]
+    if v.get("knock_limit") is not None:
+        view.knock_limit = v["knock_limit"]
+    if v.get("knock") is not None:
+        k = v["knock"]
+        view.knock.CopyFrom(pb.KnockInfo(knocker=k["knocker"], deadwood=k["deadwood"],
+                                         deadwood_cards=k["deadwood_cards"]))  # fmt: skip
+    if v.get("last_hand") is not None:
+        view.last_hand.CopyFrom(_hand_result(v["last_hand"]))
+    if v.get("result") is not None:
+        view.result.CopyFrom(_match_result(v["result"]))
+    return view
+
+
+def move_response_to_proto(r: Mapping[str, Any]) -> rpb.SubmitMoveResponse:
+    """SubmitMoveResponse from the service's move result dict (version, events, view)."""
+    return rpb.SubmitMoveResponse(
+        version=r["version"], events=[event_to_proto(e) for e in r["events"]], view=view_to_proto(r["view"])
+    )
+
+
+def analysis_to_proto(a: Mapping[str, Any]) -> rpb.AnalyzeHandResponse:
+    """AnalyzeHandResponse from the service's analysis dict."""
+    return rpb.AnalyzeHandResponse(
+        min_deadwood=a["min_deadwood"],
+        arrangements=[
+            rpb.Arrangement(melds=[pb.Cards(cards=m) for m in x["melds"]], deadwood_cards=x["deadwood_cards"])
+            for x in a["arrangements"]
+        ],
+        arrangements_truncated=a["truncated"],
+        knock_discards=[rpb.KnockDiscard(card=k["card"], deadwood=k["deadwood"]) for k in a["knock_discards"]],
+    )

@@ -1,0 +1,120 @@
+"""The one place where failures become gRPC statuses (STYLE.md's errors table).
+
+Engine errors carry a stable reason code; the server's own failures are ``RefereeError`` subclasses with one.
+``rpc_status(exc)`` turns any exception into a ``grpc.Status`` whose details hold a ``google.rpc.ErrorInfo``
+(reason = the code, domain "rummy-referee"). An exception that is none of these is a bug: INTERNAL, logged, and
+its text is not sent (it could name a card).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from grpc_status import rpc_status as grpc_rpc_status
+
+import engine
+from server.store import StoreUnavailable
+
+DOMAIN = "rummy-referee"
+
+log = logging.getLogger("rummy_referee")
+
+
+class RefereeError(Exception):
+    """A failure of a request that the server reports to the caller: ``code`` is its stable reason."""
+
+    status = grpc.StatusCode.INTERNAL
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class BadRequest(RefereeError):
+    """Malformed request: a missing field, a bad id, a value out of range."""
+
+    status = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class NotAllowedNow(RefereeError):
+    """Well formed, but refused in the game's present state (e.g. a seat already taken, a reused request id)."""
+
+    status = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class StaleVersion(RefereeError):
+    """The game is not at the version the caller based the request on, or it lost a race: reload and retry."""
+
+    status = grpc.StatusCode.ABORTED
+
+
+class Unauthenticated(RefereeError):
+    """No token, or a token that does not belong to this game."""
+
+    status = grpc.StatusCode.UNAUTHENTICATED
+
+
+class PermissionDenied(RefereeError):
+    """A valid token that may not do this."""
+
+    status = grpc.StatusCode.PERMISSION_DENIED
+
+
+class GameNotFound(RefereeError):
+    """No game with that id (never created, or expired after its end)."""
+
+    status = grpc.StatusCode.NOT_FOUND
+
+
+class TooMuch(RefereeError):
+    """Over a size or rate limit."""
+
+    status = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class ShuttingDown(RefereeError):
+    """The server is stopping: the caller should retry (elsewhere)."""
+
+    status = grpc.StatusCode.UNAVAILABLE
+
+
+def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
+    """Status code, reason code and message for ``exc``; anything unexpected is INTERNAL and logged."""
+    if isinstance(exc, RefereeError):
+        return exc.status, exc.code, exc.message
+    if isinstance(exc, engine.IllegalMoveError):
+        return grpc.StatusCode.FAILED_PRECONDITION, exc.code, exc.message
+    if isinstance(exc, engine.InvalidMoveError):  # includes InvalidOptionsError and InvalidDealError
+        return grpc.StatusCode.INVALID_ARGUMENT, exc.code, exc.message
+    if isinstance(exc, StoreUnavailable):
+        return grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE", "the game storage is unreachable; retry later"
+    log.error("internal error", exc_info=exc)
+    return grpc.StatusCode.INTERNAL, "INTERNAL", "internal error (logged on the server)"
+
+
+def rpc_status(exc: BaseException) -> grpc.Status:
+    """The rich status for ``exc``: code, message and a google.rpc.ErrorInfo detail."""
+    code, reason, message = classify(exc)
+    info = any_pb2.Any()
+    info.Pack(error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN))
+    status: grpc.Status = grpc_rpc_status.to_status(
+        status_pb2.Status(code=_CODES[code], message=message, details=[info])
+    )
+    return status
+
+
+_CODES: dict[grpc.StatusCode, int] = {
+    grpc.StatusCode.INVALID_ARGUMENT: code_pb2.INVALID_ARGUMENT,
+    grpc.StatusCode.FAILED_PRECONDITION: code_pb2.FAILED_PRECONDITION,
+    grpc.StatusCode.ABORTED: code_pb2.ABORTED,
+    grpc.StatusCode.UNAUTHENTICATED: code_pb2.UNAUTHENTICATED,
+    grpc.StatusCode.PERMISSION_DENIED: code_pb2.PERMISSION_DENIED,
+    grpc.StatusCode.NOT_FOUND: code_pb2.NOT_FOUND,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: code_pb2.RESOURCE_EXHAUSTED,
+    grpc.StatusCode.UNAVAILABLE: code_pb2.UNAVAILABLE,
+    grpc.StatusCode.INTERNAL: code_pb2.INTERNAL,
+}

@@ -1,0 +1,42 @@
+"""Plain request types of the application service (built from protobuf by ``server.codec``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import engine
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSpec:
+    """One seat at creation: display name, label ("human" / "bot"), and whether it is left open for JoinGame."""
+
+    name: str
+    kind: str = "human"
+    open: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GameSpec:
+    """Everything CreateGame asks for. ``presets`` and ``seed`` are organizer-only."""
+
+    profile: str
+    overrides: dict[str, Any]
+    seats: tuple[SeatSpec, ...]
+    allow_spectators: bool = False
+    presets: tuple[engine.Deal, ...] = field(default=())
+    seed: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who a token says the caller is: a seat of the game, or its spectator."""
+
+    role: str  # "seat" or "spectator"
+    seat: int = -1
+
+    @property
+    def viewer(self) -> int:
+        """The engine viewer id: the seat, or engine.SPECTATOR."""
+        return self.seat if self.role == "seat" else engine.SPECTATOR

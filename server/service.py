@@ -1,0 +1,423 @@
+"""The application service: the referee's use cases, independent of the transport.
+
+A move: authorize the token, load state + version (one Redis round trip), ``engine.apply``, then commit with one
+Lua script (version check, state, events, idempotency record). Optimistic concurrency: a commit that finds the
+game at another version is retried from the load (the move may still be legal) unless the caller pinned
+``expected_version``, in which case it is ABORTED.
+
+Everything returned is JSON-able (engine views and events plus the server's additions), so an idempotent replay
+of a stored response is byte-for-byte the original once encoded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import secrets
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import engine
+from server.errors import (
+    BadRequest,
+    GameNotFound,
+    NotAllowedNow,
+    PermissionDenied,
+    StaleVersion,
+    Unauthenticated,
+)
+from server.events import EventHub
+from server.model import Caller, GameSpec
+from server.store import MAX_SEATS, MAX_SEQ, GameStore, StoredEvent, StoredGame
+
+_GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+MAX_NAME = 64
+MAX_REQUEST_ID = 128
+MAX_PRESETS = 200
+MAX_ANALYSIS_ARRANGEMENTS = 100
+REPLAY_PAGE = 500
+REPLAY_PAGE_MAX = 2000
+REPLAY_SLACK = 64  # fetched beyond a page, to see where its last version ends
+REPLAY_PAGE_BYTES = 128 * 1024  # stays well inside the 256 KiB message limit
+
+
+def token_hash(token: str) -> str:
+    """What is stored of a token: its SHA-256 (hex)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def check_game_id(game_id: str) -> None:
+    """Refuse ids that cannot be ours (they would also be unsafe inside a Redis key)."""
+    if not _GAME_ID.fullmatch(game_id):
+        raise BadRequest("INVALID_GAME_ID", "a game id is 1..64 characters of A-Z a-z 0-9 _ -")
+
+
+def _check_name(name: str, *, required: bool) -> None:
+    if not name and not required:
+        return
+    if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
+        raise BadRequest("INVALID_NAME", f"a display name is 1..{MAX_NAME} printable characters")
+
+
+def _state(game: StoredGame) -> engine.GameState:
+    try:
+        return engine.state_from_json(game.state_json)
+    except Exception as exc:  # a stored state that does not load is a bug, never the caller's fault
+        raise RuntimeError(f"game {game.game_id}: stored state does not load") from exc
+
+
+class Referee:
+    """The referee's use cases over one GameStore."""
+
+    def __init__(
+        self,
+        store: GameStore,
+        *,
+        organizer_token: str | None = None,
+        hub: EventHub | None = None,
+        max_attempts: int = 8,
+    ) -> None:
+        self.store = store
+        self.hub = hub or EventHub(store)
+        self._organizer_hash = token_hash(organizer_token) if organizer_token else None
+        self._max_attempts = max_attempts
+
+    # ---------------------------------------------------------------------------------------- authorization
+
+    def is_organizer(self, token: str | None) -> bool:
+        """Whether ``token`` is the organizer token (constant-time comparison of hashes)."""
+        if token is None or self._organizer_hash is None:
+            return False
+        return hmac.compare_digest(token_hash(token), self._organizer_hash)
+
+    @staticmethod
+    def identify(game: StoredGame, token: str | None) -> Caller | None:
+        """The seat or spectator ``token`` stands for in ``game``, None if it is none of them. Every stored hash is
+        compared (in constant time), whatever matches, so timing says nothing about the token."""
+        if token is None:
+            return None
+        presented = token_hash(token).encode()
+        found: Caller | None = None
+        for role, stored in game.auth.items():
+            if hmac.compare_digest(presented, stored):
+                found = Caller("spectator") if role == "spectator" else Caller("seat", int(role))
+        return found
+
+    def authorize(self, game: StoredGame, token: str | None) -> Caller:
+        """The caller, or Unauthenticated."""
+        caller = self.identify(game, token)
+        if caller is None:
+            raise Unauthenticated("BAD_TOKEN", "the token is not one of this game's")
+        return caller
+
+    async def _load(self, game_id: str, idem_field: str | None = None) -> StoredGame:
+        check_game_id(game_id)
+        game = await self.store.load(game_id, idem_field)
+        if game is None:
+            raise GameNotFound("GAME_NOT_FOUND", f"no game {game_id}")
+        return game
+
+    # ------------------------------------------------------------------------------------------ views
+
+    @staticmethod
+    def _seats(game: StoredGame, meta: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return [
+            {"name": game.names.get(i, ""), "kind": seat["kind"], "open": str(i) not in game.auth}
+            for i, seat in enumerate(meta["seats"])
+        ]
+
+    def _view(
+        self, game: StoredGame, state: engine.GameState, version: int, viewer: int, role: str
+    ) -> dict[str, Any]:
+        view = engine.view(state, viewer)
+        view.update(game_id=game.game_id, version=version, role=role, seats=self._seats(game, json.loads(game.meta)))
+        if role == "seat" and state.to_act == viewer and state.phase != "match_over":
+            view["legal_moves"] = [engine.move_to_dict(m) for m in engine.legal_moves(state)]
+        return view
+
+    def _settings(self, game: StoredGame, rules: engine.Rules) -> dict[str, Any]:
+        meta = json.loads(game.meta)
+        return {
+            "profile": meta["profile"],
+            "options": rules.to_dict(),
+            "seats": self._seats(game, meta),
+            "spectators": meta["spectators"],
+            "organizer_deals": meta["organizer_deals"],
+        }
+
+    @staticmethod
+    def _event_for(stored: StoredEvent, viewer: int) -> dict[str, Any]:
+        event = engine.Event.from_dict(json.loads(stored.payload))
+        return {**engine.event_for(event, viewer), "version": stored.version, "index": stored.index}
+
+    # ----------------------------------------------------------------------------------------- use cases
+
+    async def create_game(self, spec: GameSpec, token: str | None) -> dict[str, Any]:
+        """Create a game; returns game_id, tokens {seat: token}, spectator_token, settings, version."""
+        if spec.presets or spec.seed is not None:
+            if token is None:
+                raise Unauthenticated("MISSING_TOKEN", "preset deals and seeds need the organizer token")
+            if not self.is_organizer(token):
+                raise PermissionDenied("ORGANIZER_ONLY", "preset deals and seeds are for the organizer only")
+        if not 1 <= len(spec.seats) <= MAX_SEATS:
+            raise BadRequest("INVALID_SEATS", f"a game has 1..{MAX_SEATS} seats (Gin 2, Rummy 2..6)")
+        for seat in spec.seats:
+            _check_name(seat.name, required=not seat.open)
+        if len(spec.presets) > MAX_PRESETS:
+            raise BadRequest("TOO_MANY_PRESETS", f"at most {MAX_PRESETS} preset deals")
+        if spec.seed is not None and not 16 <= len(spec.seed) <= 64:
+            raise BadRequest("INVALID_SEED", "a seed is 16..64 bytes")
+        if "players" in spec.overrides and spec.overrides["players"] != len(spec.seats):
+            raise BadRequest("INVALID_OPTION", "option players must equal the number of seats")
+        overrides = {k: v for k, v in spec.overrides.items() if k != "players"}
+        profile = spec.profile or "gin"
+        rules = engine.rules_from_profile(profile, players=len(spec.seats), **overrides)
+        state = engine.new_game(rules, spec.seed or engine.random_seed(), spec.presets)
+
+        game_id = secrets.token_urlsafe(16)
+        tokens = {i: secrets.token_urlsafe(32) for i, seat in enumerate(spec.seats) if not seat.open}
+        spectator_token = secrets.token_urlsafe(32) if spec.allow_spectators else ""
+        meta = {
+            "profile": profile,
+            "seats": [{"kind": seat.kind} for seat in spec.seats],
+            "spectators": spec.allow_spectators,
+            "organizer_deals": bool(spec.presets or spec.seed is not None),
+        }
+        fields: dict[str, str | bytes] = {
+            "state": engine.state_to_json(state),
+            "version": "0",
+            "meta": json.dumps(meta),
+            "start": json.dumps(engine.view(state, engine.REFEREE)),
+        }
+        for seat_no, seat in enumerate(spec.seats):
+            if seat.name:
+                fields[f"name:{seat_no}"] = seat.name
+        for seat_no, seat_token in tokens.items():
+            fields[f"auth:{seat_no}"] = token_hash(seat_token)
+        if spectator_token:
+            fields["auth:spectator"] = token_hash(spectator_token)
+        if not await self.store.create(game_id, fields, []):
+            raise RuntimeError("a fresh random game id was taken")
+        created = StoredGame(
+            game_id=game_id, state_json=b"", version=0, meta=json.dumps(meta).encode(),
+            auth={k.removeprefix("auth:"): b"" for k in fields if k.startswith("auth:")},
+            names={i: seat.name for i, seat in enumerate(spec.seats) if seat.name}, idem_record=None,
+        )  # fmt: skip
+        return {
+            "game_id": game_id,
+            "tokens": tokens,
+            "spectator_token": spectator_token,
+            "settings": self._settings(created, rules),
+            "version": 0,
+        }
+
+    async def join_game(self, game_id: str, seat: int | None, name: str) -> tuple[int, str]:
+        """Take an open seat (the lowest one when ``seat`` is None): the seat and its new token."""
+        _check_name(name, required=True)
+        game = await self._load(game_id)
+        n_seats = len(json.loads(game.meta)["seats"])
+        if seat is not None and not 0 <= seat < n_seats:
+            raise BadRequest("INVALID_SEAT", f"no seat {seat} in this game")
+        seat_token = secrets.token_urlsafe(32)
+        taken = await self.store.join(
+            game_id, seat=-1 if seat is None else seat, n_seats=n_seats, token_hash=token_hash(seat_token), name=name
+        )
+        if taken == -2:
+            raise GameNotFound("GAME_NOT_FOUND", f"no game {game_id}")
+        if taken < 0:
+            raise NotAllowedNow("SEAT_TAKEN", "that seat is taken" if seat is not None else "no open seat left")
+        return taken, seat_token
+
+    async def get_game(self, game_id: str, token: str | None) -> dict[str, Any]:
+        """The caller's view and the game's settings."""
+        game = await self._load(game_id)
+        caller = self.authorize(game, token)
+        state = _state(game)
+        return {
+            "view": self._view(game, state, game.version, caller.viewer, caller.role),
+            "settings": self._settings(game, state.rules),
+        }
+
+    async def validate_move(
+        self, game_id: str, token: str | None, move: engine.Move, expected_version: int | None
+    ) -> int:
+        """Check ``move`` as submit_move would, changing nothing: the version it was checked against."""
+        game = await self._load(game_id)
+        seat = self._mover(game, token)
+        _check_version(game.version, expected_version)
+        engine.apply(_state(game), seat, move)
+        return game.version
+
+    def _mover(self, game: StoredGame, token: str | None) -> int:
+        caller = self.authorize(game, token)
+        if caller.role != "seat":
+            raise PermissionDenied("SPECTATOR", "a spectator token cannot play")
+        return caller.seat
+
+    async def submit_move(
+        self,
+        game_id: str,
+        token: str | None,
+        move: engine.Move,
+        expected_version: int | None = None,
+        request_id: str = "",
+    ) -> dict[str, Any]:
+        """Apply ``move`` as the caller's seat: {version, events (as the caller sees them), view}."""
+        if len(request_id) > MAX_REQUEST_ID or not request_id.isprintable():
+            raise BadRequest("INVALID_REQUEST_ID", f"a request_id is at most {MAX_REQUEST_ID} printable characters")
+        move_hash = hashlib.sha256(json.dumps(engine.move_to_dict(move), sort_keys=True).encode()).hexdigest()
+        # Scoped by token (that is: by seat), so that nobody can fetch another seat's response by its key.
+        idem_field = f"idem:{token_hash(token or '')[:32]}:{request_id}" if request_id else None
+        for _ in range(self._max_attempts):
+            game = await self._load(game_id, idem_field)
+            seat = self._mover(game, token)
+            if game.idem_record is not None:
+                return _replayed(game.idem_record, move_hash)
+            _check_version(game.version, expected_version)
+            new_state, events = engine.apply(_state(game), seat, move)
+            version = game.version + 1
+            stored = [StoredEvent(version, i, json.dumps(e.to_dict()).encode()) for i, e in enumerate(events, 1)]
+            response = {
+                "version": version,
+                "events": [self._event_for(e, seat) for e in stored],
+                "view": self._view(game, new_state, version, seat, "seat"),
+            }
+            record = (move_hash + json.dumps(response, separators=(",", ":"))).encode() if idem_field else b""
+            result = await self.store.commit(
+                game_id,
+                base_version=game.version,
+                state_json=engine.state_to_json(new_state),
+                commit_id=secrets.token_hex(8),
+                events=[e.payload.decode() for e in stored],
+                idem_field=idem_field or "",
+                idem_record=record,
+                match_over=new_state.phase == "match_over",
+            )
+            if result.outcome == "ok":
+                return response
+            if result.outcome == "dup":
+                return _replayed(result.record, move_hash)
+            if result.outcome == "missing":
+                raise GameNotFound("GAME_NOT_FOUND", f"no game {game_id}")
+            if expected_version is not None:
+                raise StaleVersion("VERSION_CONFLICT", "another move was committed first; reload and retry")
+        raise StaleVersion("CONTENDED", "the game kept changing under this move; reload and retry")
+
+    async def watch(self, game_id: str, token: str | None, after_version: int | None) -> AsyncIterator[dict[str, Any]]:
+        """{"snapshot": view} (unless resuming), then {"event": event} for every later event, as the caller may
+        see them; ends after the match_ended event."""
+        game = await self._load(game_id)
+        caller = self.authorize(game, token)
+        state = _state(game)
+        if after_version is None:
+            yield {"snapshot": self._view(game, state, game.version, caller.viewer, caller.role)}
+            after_version = game.version
+        elif after_version > game.version:
+            raise BadRequest("VERSION_AHEAD", f"the game is at version {game.version}, not {after_version} yet")
+        if state.phase == "match_over" and after_version >= game.version:
+            return
+        async for stored in self.hub.follow(game_id, (after_version, MAX_SEQ)):
+            event = self._event_for(stored, caller.viewer)
+            yield {"event": event}
+            if event["kind"] == "match_ended":
+                return
+
+    async def replay(
+        self, game_id: str, token: str | None, after_version: int | None, max_events: int
+    ) -> dict[str, Any]:
+        """The whole game with every card: settings, initial and current referee views, one page of events."""
+        if not 0 <= max_events <= REPLAY_PAGE_MAX:
+            raise BadRequest("INVALID_PAGE_SIZE", f"max_events is 0..{REPLAY_PAGE_MAX}")
+        game = await self._load(game_id)
+        state = _state(game)
+        if not self.is_organizer(token) and state.phase != "match_over":
+            if self.identify(game, token) is None:
+                raise Unauthenticated("BAD_TOKEN", "the token is not one of this game's")
+            raise PermissionDenied("MATCH_NOT_OVER", "the replay is available once the match is over")
+        start = await self.store.start_view(game_id)
+        if start is None:
+            raise GameNotFound("GAME_NOT_FOUND", f"no game {game_id}")
+        limit = max_events or REPLAY_PAGE
+        fetch = limit + REPLAY_SLACK
+        after = (after_version, MAX_SEQ) if after_version is not None else (-1, 0)
+        events = await self.store.events_since(game_id, after, count=fetch)
+        page, more = _whole_versions(events, limit, fetched_all=len(events) < fetch)
+        initial = {**json.loads(start), "game_id": game_id, "version": 0, "role": "referee"}
+        initial["seats"] = self._seats(game, json.loads(game.meta))
+        return {
+            "settings": self._settings(game, state.rules),
+            "initial": initial,
+            "events": [self._event_for(e, engine.REFEREE) for e in page],
+            "current": self._view(game, state, game.version, engine.REFEREE, "referee"),
+            "next_after_version": page[-1].version if more and page else None,
+        }
+
+    @staticmethod
+    def analyze(cards: int, profile: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
+        """Minimum deadwood, the optimal arrangements, and for 11 Gin cards the discards that allow a knock."""
+        n = cards.bit_count()
+        if not 1 <= n <= 11:
+            raise BadRequest("INVALID_HAND_SIZE", f"a hand to analyze has 1..11 cards, not {n}")
+        rules = engine.rules_from_profile(profile or "gin", **overrides)
+        ace_high = rules.game == "rummy" and rules.ace_high_low
+        arrangements = []
+        truncated = False
+        for i, (_, melds) in enumerate(engine.arrangements(cards, ace_high, rules.ace_value)):
+            if i == MAX_ANALYSIS_ARRANGEMENTS:
+                truncated = True
+                break
+            covered = 0
+            for meld in melds:
+                covered |= meld
+            arrangements.append({
+                "melds": [[engine.card_text(c) for c in engine.cards_of(m)] for m in melds],
+                "deadwood_cards": [engine.card_text(c) for c in engine.cards_of(cards & ~covered)],
+            })  # fmt: skip
+        knocks = []
+        if rules.game == "gin" and n == 11:
+            for c in engine.knock_discards(cards, rules.knock_limit):
+                knocks.append({"card": engine.card_text(c), "deadwood": engine.min_deadwood(cards & ~(1 << c))})
+        return {
+            "min_deadwood": engine.min_deadwood(cards, ace_high, rules.ace_value),
+            "arrangements": arrangements,
+            "truncated": truncated,
+            "knock_discards": knocks,
+        }
+
+
+def _check_version(version: int, expected: int | None) -> None:
+    if expected is not None and expected != version:
+        raise StaleVersion("VERSION_MISMATCH", f"the game is at version {version}, not {expected}")
+
+
+def _replayed(record: bytes, move_hash: str) -> dict[str, Any]:
+    """The stored response of an idempotency key, if it was recorded for the same move."""
+    if record[:64].decode() != move_hash:
+        raise NotAllowedNow("IDEMPOTENCY_KEY_REUSED", "this request_id was already used for another move")
+    response: dict[str, Any] = json.loads(record[64:])
+    return response
+
+
+def _whole_versions(events: list[StoredEvent], limit: int, *, fetched_all: bool) -> tuple[list[StoredEvent], bool]:
+    """A replay page: whole versions only, at most ``limit`` events and REPLAY_PAGE_BYTES of payload (but never
+    empty while events remain); and whether more remain. Unless ``fetched_all``, the last version in ``events``
+    may continue beyond them, so it is left for the next page."""
+    groups: list[list[StoredEvent]] = []
+    for e in events:
+        if groups and groups[-1][0].version == e.version:
+            groups[-1].append(e)
+        else:
+            groups.append([e])
+    if not fetched_all and len(groups) > 1:
+        groups.pop()
+    page: list[StoredEvent] = []
+    size = 0
+    for group in groups:
+        group_size = sum(len(e.payload) for e in group)
+        if page and (len(page) + len(group) > limit or size + group_size > REPLAY_PAGE_BYTES):
+            return page, True
+        page += group
+        size += group_size
+    return page, not fetched_all
