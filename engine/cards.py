@@ -34,9 +34,12 @@ def make_card(rank: int, suit: int) -> int:
     return suit * 13 + rank
 
 
+CARD_TEXTS: tuple[str, ...] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(DECK_SIZE))
+
+
 def card_text(card: int) -> str:
     """Text form of a card, e.g. ``"TD"``."""
-    return RANKS[card % 13] + SUITS[card // 13]
+    return CARD_TEXTS[card]
 
 
 def parse_card(text: str) -> int:
@@ -102,6 +105,17 @@ def count(mask: int) -> int:
 _ROW_VALUE: tuple[int, ...] = tuple(
     sum(min(r + 1, 10) for r in range(13) if row >> r & 1) for row in range(1 << 13)
 )
+
+
+_ROW_TOP: tuple[int, ...] = tuple(
+    max((min(r + 1, 10) for r in range(13) if row >> r & 1), default=0) for row in range(1 << 13)
+)
+
+
+def top_value(mask: int) -> int:
+    """The highest card value in a mask (0 when empty)."""
+    rt = _ROW_TOP
+    return max(rt[mask & 0x1FFF], rt[(mask >> 13) & 0x1FFF], rt[(mask >> 26) & 0x1FFF], rt[mask >> 39])
 
 
 def mask_value(mask: int, ace_value: int = 1) -> int:

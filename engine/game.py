@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from engine import gin, rummy
 from engine.errors import IllegalMoveError, InvalidMoveError
 from engine.moves import (
@@ -20,8 +23,6 @@ from engine.moves import (
 from engine.options import GIN
 from engine.state import MATCH_OVER, Event, GameState, check_cards
 
-_MOVE_TYPES = (DrawStock, DrawDiscard, Pass, Discard, Knock, BigGin, MeldMove, LayOff, Declare, Done)
-
 
 def legal_moves(state: GameState) -> list[Move]:
     """The complete list of legal moves of the seat to act (empty once the match is over)."""
@@ -30,28 +31,68 @@ def legal_moves(state: GameState) -> list[Move]:
     return gin.legal_moves(state) if state.rules.game == GIN else rummy.legal_moves(state)
 
 
-def _check_cards_in_range(move: Move) -> None:
-    for name in ("card", "discard"):
-        c = getattr(move, name, None)
-        if c is not None and (type(c) is not int or not 0 <= c < 52):
-            raise InvalidMoveError("INVALID_CARD", f"not a card: {c!r}")
-    for name in ("cards",):
-        m = getattr(move, name, None)
-        if m is not None and (type(m) is not int or m <= 0 or m >> 52):
-            raise InvalidMoveError("INVALID_CARD", "not a set of cards")
-    melds = getattr(move, "melds", None)
-    if melds is not None:
-        for m in melds:
-            if type(m) is not int or m <= 0 or m >> 52:
-                raise InvalidMoveError("INVALID_MELD", "a declared meld is empty or not a set of cards")
+def _card(c: object) -> None:
+    if type(c) is not int or not 0 <= c < 52:
+        raise InvalidMoveError("INVALID_CARD", f"not a card: {c!r}")
+
+
+def _cards(m: object, code: str = "INVALID_CARD") -> None:
+    if type(m) is not int or m <= 0 or m >> 52:
+        raise InvalidMoveError(code, "not a set of cards")
+
+
+def _melds(melds: object) -> None:
+    if melds is None:
+        return
+    if not isinstance(melds, tuple):
+        raise InvalidMoveError("INVALID_MELD", "melds must be a tuple of card masks")
+    for m in melds:
+        _cards(m, "INVALID_MELD")
+
+
+def _check_lay_off(move: LayOff) -> None:
+    _card(move.card)
+    if type(move.meld_id) is not int:
+        raise InvalidMoveError("UNKNOWN_MELD", f"not a meld id: {move.meld_id!r}")
+
+
+def _check_declare(move: Declare) -> None:
+    _melds(move.melds)
+    if move.layoffs is not None:
+        if not isinstance(move.layoffs, tuple):
+            raise InvalidMoveError("BAD_MOVE", "layoffs must be a tuple of (card, meld_id)")
+        for item in move.layoffs:
+            if not isinstance(item, tuple) or len(item) != 2:
+                raise InvalidMoveError("BAD_MOVE", f"a layoff is (card, meld_id), got {item!r}")
+            _check_lay_off(LayOff(item[0], item[1]))
+
+
+def _check_knock(move: Knock) -> None:
+    _card(move.discard)
+    _melds(move.melds)
+
+
+#: how to check each move type for malformed content (None: nothing to check)
+_VALIDATORS: dict[type, Callable[[Any], None] | None] = {
+    DrawStock: None, DrawDiscard: None, Pass: None, Done: None,
+    Discard: lambda m: _card(m.card),
+    Knock: _check_knock,
+    BigGin: lambda m: _melds(m.melds),
+    MeldMove: lambda m: _cards(m.cards),
+    LayOff: _check_lay_off,
+    Declare: _check_declare,
+}
 
 
 def apply(state: GameState, seat: int, move: Move) -> tuple[GameState, tuple[Event, ...]]:
     """Apply ``move`` by ``seat``: the new state and the events it caused. Raises InvalidMoveError for malformed
     input and IllegalMoveError for a move the rules do not allow now; ``state`` itself never changes."""
-    if not isinstance(move, _MOVE_TYPES):
-        raise InvalidMoveError("UNKNOWN_MOVE", f"not a move: {move!r}")
-    _check_cards_in_range(move)
+    try:
+        validate = _VALIDATORS[type(move)]
+    except KeyError:
+        raise InvalidMoveError("UNKNOWN_MOVE", f"not a move: {move!r}") from None
+    if validate is not None:
+        validate(move)
     if type(seat) is not int or not 0 <= seat < state.rules.players:
         raise InvalidMoveError("INVALID_SEAT", f"no seat {seat!r} in this game")
     if state.phase == MATCH_OVER:

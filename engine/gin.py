@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.cards import CARD_VALUE, card_text, cards_of, mask_text, mask_value
+from engine.cards import CARD_VALUE, card_text, cards_of, mask_text, mask_value, top_value
 from engine.errors import IllegalMoveError
 from engine.flow import (
     BIG_GIN,
@@ -60,7 +60,7 @@ def knock_discards(hand: int, limit: int, forbidden: int = -1) -> list[int]:
     m = meldable(hand)
     outside = hand & ~m
     out_value = mask_value(outside)
-    top_out = max((CARD_VALUE[c] for c in cards_of(outside)), default=0)
+    top_out = top_value(outside)
     # removing a card never makes another card meldable: deadwood >= value outside melds minus one card
     if out_value - top_out > limit:
         return []
@@ -82,7 +82,9 @@ def knock_discards(hand: int, limit: int, forbidden: int = -1) -> list[int]:
 
 def can_big_gin(s: GameState, hand: int) -> bool:
     """Big gin is on and all 11 cards meld."""
-    return s.rules.big_gin_bonus > 0 and hand.bit_count() == 11 and min_deadwood(hand) == 0
+    return (
+        s.rules.big_gin_bonus > 0 and hand.bit_count() == 11 and meldable(hand) == hand and min_deadwood(hand) == 0
+    )
 
 
 def _forbidden(s: GameState) -> int:
@@ -105,9 +107,12 @@ def legal_moves(s: GameState) -> list[Move]:
     if s.phase == DISCARD:
         forbidden = _forbidden(s)
         moves: list[Move] = [] if s.must_knock else [DISCARDS[c] for c in cards_of(hand) if c != forbidden]
-        moves += [KNOCKS[c] for c in knock_discards(hand, s.knock_limit, forbidden)]
-        if can_big_gin(s, hand):
-            moves.append(BIG_GIN_MOVE)
+        knocks = knock_discards(hand, s.knock_limit, forbidden)
+        # a hand that can go big gin can always knock (some meld has a card to spare), so test big gin only then
+        if knocks:
+            moves += [KNOCKS[c] for c in knocks]
+            if can_big_gin(s, hand):
+                moves.append(BIG_GIN_MOVE)
         return moves
     if s.phase == LAST_CARD:
         moves = [PASS]

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from engine.cards import CARD_VALUE, cards_of, mask_value
+from engine.cards import CARD_VALUE, cards_of, mask_value, top_value
 
 SET = "set"
 RUN = "run"
@@ -57,23 +57,27 @@ def all_melds(ace_high: bool = False) -> list[int]:
     return list(_KINDS_HIGH if ace_high else _KINDS_LOW)
 
 
+# run starts may not be within two ranks of the king: runs never wrap from one suit into the next
+_RUN_START_OK = sum(((1 << 11) - 1) << (13 * s) for s in range(4))
+_RANK_SPREAD = 1 | (1 << 13) | (1 << 26) | (1 << 39)
+_QKA = (1 << 11) | (1 << 12) | 1
+
+
 def meldable(hand: int, ace_high: bool = False) -> int:
     """The cards of ``hand`` that belong to at least one meld made only of cards of ``hand``."""
-    rows = [(hand >> (13 * s)) & _SUIT_ROW for s in range(4)]
-    a, b, c, d = rows
+    # runs: any card of a stretch of 3 or more consecutive ranks lies in some window of three
+    starts = hand & (hand >> 1) & (hand >> 2) & _RUN_START_OK
+    cover = starts | (starts << 1) | (starts << 2)
+    # sets: ranks present in at least three suits
+    a, b, c, d = hand & 0x1FFF, (hand >> 13) & 0x1FFF, (hand >> 26) & 0x1FFF, hand >> 39
     set_ranks = (a & b & c) | (a & b & d) | (a & c & d) | (b & c & d)
-    out = 0
-    for s, row in enumerate(rows):
-        if ace_high:
-            row_x = row | ((row & 1) << 13)  # the ace again above the king
-        else:
-            row_x = row
-        # any card of a stretch of 3 or more consecutive ranks lies in some window of three
-        starts = row_x & (row_x >> 1) & (row_x >> 2)
-        cover = starts | (starts << 1) | (starts << 2)
-        cover = (cover | (cover >> 13)) & _SUIT_ROW
-        out |= ((cover | set_ranks) & row) << (13 * s)
-    return out
+    cover |= set_ranks * _RANK_SPREAD
+    if ace_high:
+        for s in range(4):
+            qka = _QKA << (13 * s)
+            if hand & qka == qka:
+                cover |= qka
+    return cover & hand
 
 
 def _by_low(ace_high: bool) -> tuple[tuple[int, ...], ...]:
@@ -130,7 +134,7 @@ def min_deadwood11(hand: int) -> int:
     outside = hand & ~m
     out_value = mask_value(outside)
     if outside:
-        top = max(CARD_VALUE[c] for c in cards_of(outside))
+        top = top_value(outside)
         best = min_deadwood(hand) - top
         # discarding a meld card leaves every card outside melds as deadwood
         if out_value >= best:

@@ -7,9 +7,7 @@ frozen records) and changes only the copy. Sets of cards are bitmasks; piles are
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import reduce
-from operator import or_
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.cards import FULL_DECK, card_text, cards_of
 from engine.deal import Deal
@@ -60,8 +58,7 @@ def _meld_order(mask: int) -> list[int]:
     return list(cards)
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
     """Something that happened. ``public`` is seen by everyone; ``secret`` only by ``secret_for`` (a seat) and by
     the referee (``secret_for`` None: the referee alone)."""
 
@@ -193,12 +190,18 @@ _BIT: tuple[int, ...] = tuple(1 << c for c in range(52))
 
 def check_cards(state: GameState) -> None:
     """The 52-card invariant: every card in exactly one place. Raises InvariantError (a bug) otherwise."""
-    seen = reduce(or_, state.hands, 0)
-    total = sum(h.bit_count() for h in state.hands) + len(state.stock) + len(state.discard)
-    seen |= reduce(or_, map(_BIT.__getitem__, state.stock), 0)
-    seen |= reduce(or_, map(_BIT.__getitem__, state.discard), 0)
+    # A sum of distinct one-bit masks has as many bits as terms; any repeat carries and loses bits.
+    b = _BIT
+    stock = sum([b[c] for c in state.stock])
+    pile = sum([b[c] for c in state.discard])
+    total = stock.bit_count() + pile.bit_count()
+    ok = total == len(state.stock) + len(state.discard)
+    seen = stock | pile
+    for h in state.hands:
+        seen |= h
+        total += h.bit_count()
     for m in state.melds:
         seen |= m.cards
         total += m.cards.bit_count()
-    if seen != FULL_DECK or total != 52:
+    if not ok or seen != FULL_DECK or total != 52:
         raise InvariantError(f"52-card invariant broken: {total} cards, {seen.bit_count()} distinct")
