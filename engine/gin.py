@@ -373,7 +373,8 @@ def _finish_knock(s: GameState, events: list[Event]) -> None:
     knocker = s.knocker
     defender = 1 - knocker
     k = s.knock_deadwood
-    d = mask_value(s.hands[defender])
+    # deadwood is the minimum over arrangements (RULES.md 2): melds still in hand at "done" do not count
+    d = min_deadwood(s.hands[defender])
     detail = {"knocker": knocker, "knocker_deadwood": k, "defender_deadwood": d}
     events.append(Event("declared", defender, {"deadwood": d}))
     r = s.rules
