@@ -44,6 +44,8 @@ def card_text(card: int) -> str:
 
 def parse_card(text: str) -> int:
     """Parse ``"TD"``, ``"10D"`` or ``"td"``; raises InvalidMoveError(INVALID_CARD) otherwise."""
+    if not isinstance(text, str):
+        raise InvalidMoveError("INVALID_CARD", f"not a card: {text!r} (expected text such as 'TD')")
     t = text.strip().upper()
     if t.startswith("10"):
         t = "T" + t[2:]

@@ -364,9 +364,20 @@ def _declare(s: GameState, seat: int, move: Declare, events: list[Event]) -> Non
         melds, layoffs = move.melds or (), move.layoffs or ()
     for m in melds:
         _defender_meld(s, seat, m, events)
-    for card, meld_id in layoffs:
+    # layoffs may be listed in any order that works: play each as soon as it fits (9H then 8H onto 5H-6H-7H)
+    pending = list(layoffs)
+    while pending:
+        fits = next((i for i, (card, meld_id) in enumerate(pending) if _fits(s, card, meld_id)), None)
+        if fits is None:
+            _lay_off(s, seat, *pending[0], events)  # raises the precise reason
+        card, meld_id = pending.pop(0 if fits is None else fits)
         _lay_off(s, seat, card, meld_id, events)
     _finish_knock(s, events)
+
+
+def _fits(s: GameState, card: int, meld_id: int) -> bool:
+    target = next((m for m in s.melds if m.id == meld_id), None)
+    return target is not None and target.owner == s.knocker and extends(target.cards, card)
 
 
 def _finish_knock(s: GameState, events: list[Event]) -> None:

@@ -129,8 +129,10 @@ class Rules:
                 raise InvalidOptionsError(
                     "INVALID_OPTION", f"option {name} does not apply to {self.game}"
                 )
-        if self.oklahoma and self.hollywood:
-            pass  # both may be played together: Oklahoma limits and spades, three Hollywood games
+        if self.oklahoma and self.knock_limit != _DEFAULTS["knock_limit"]:
+            raise InvalidOptionsError(
+                "INVALID_OPTION", "option knock_limit does not apply with oklahoma (the upcard sets the limit)"
+            )
 
     @property
     def n_cards(self) -> int:

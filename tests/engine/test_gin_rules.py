@@ -372,14 +372,17 @@ def test_gin_layoffs_go_only_onto_the_knockers_melds() -> None:
 
 def test_gin_defender_may_declare_in_one_move_and_a_bad_declaration_changes_nothing() -> None:
     """RULES.md 2: "The defender may make the declaration as one move or as single meld and lay-off moves followed
-    by a final "done"". One move melds TC-JC-QC and lays 8H then 9H off on 5H-7H; a declaration with a layoff
-    that does not fit (in the order given), or a non-meld, is refused as a whole and changes nothing."""
+    by a final "done"". One move melds TC-JC-QC and lays 8H then 9H off on 5H-7H (listed in any order that can
+    be played); a declaration with a layoff that does not fit, or a non-meld, is refused as a whole and changes
+    nothing."""
     s = start(gin(), gin_deal(
         dealer=1, hands=[RUN_KNOCKER, "TC JC QC 8H 9H 4D 6D 3C 5C QS"], upcard="JD", stock_top_first="KH",
     ))
     s, _ = play(s, "draw stock", "knock KH")
     run = meld_id(s, "5H 6H 7H")
-    refused(s, 1, Declare(melds("TC JC QC"), ((c("9H"), run), (c("8H"), run))), "CANNOT_LAY_OFF")
+    _, out_of_order = play(s, Declare(melds("TC JC QC"), ((c("9H"), run), (c("8H"), run))))
+    assert hand_ended(out_of_order)["defender_deadwood"] == 4 + 6 + 3 + 5 + 10
+    refused(s, 1, Declare(melds("TC JC QC"), ((c("9H"), run), (c("4D"), run))), "CANNOT_LAY_OFF")
     refused(s, 1, Declare(melds("TC JC QC"), ((c("8H"), run), (c("QS"), run))), "CANNOT_LAY_OFF")
     refused(s, 1, Declare(melds("TC JC 9H"), ()), "INVALID_MELD")
     refused(s, 1, MeldMove(mask("4D 6D 8H")), "INVALID_MELD")
