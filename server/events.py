@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
 
 from server.errors import ShuttingDown, TooMuch
@@ -40,7 +40,7 @@ class EventHub:
         self._feeds: dict[str, _Feed] = {}
         self._closed = False
 
-    async def follow(self, game_id: str, after: Position) -> AsyncIterator[StoredEvent]:
+    async def follow(self, game_id: str, after: Position) -> AsyncGenerator[StoredEvent, None]:
         """Every event of the game after position ``after``, in order, each once, until the caller stops."""
         if self._closed:
             raise _shutting_down()

@@ -147,7 +147,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         try:
             token = _bearer(context, required=True)
             after = request.after_version if request.HasField("after_version") else None
-            async for update in self.referee.watch(request.game_id, token, after):
+            index = request.after_index if request.HasField("after_index") else None
+            async for update in self.referee.watch(request.game_id, token, after, index):
                 if "snapshot" in update:
                     yield rpb.WatchGameResponse(snapshot=codec.view_to_proto(update["snapshot"]))
                 else:

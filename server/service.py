@@ -11,12 +11,13 @@ of a stored response is byte-for-byte the original once encoded.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import re
 import secrets
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
 import engine
@@ -305,24 +306,37 @@ class Referee:
                 raise StaleVersion("VERSION_CONFLICT", "another move was committed first; reload and retry")
         raise StaleVersion("CONTENDED", "the game kept changing under this move; reload and retry")
 
-    async def watch(self, game_id: str, token: str | None, after_version: int | None) -> AsyncIterator[dict[str, Any]]:
+    async def watch(
+        self, game_id: str, token: str | None, after_version: int | None, after_index: int | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
         """{"snapshot": view} (unless resuming), then {"event": event} for every later event, as the caller may
-        see them; ends after the match_ended event."""
+        see them; ends after the match_ended event. Resuming: every event after position (after_version,
+        after_index), or after the whole of after_version when after_index is None."""
         game = await self._load(game_id)
         caller = self.authorize(game, token)
         state = _state(game)
         if after_version is None:
+            if after_index is not None:
+                raise BadRequest("INVALID_POSITION", "after_index needs after_version")
             yield {"snapshot": self._view(game, state, game.version, caller.viewer, caller.role)}
             after_version = game.version
         elif after_version > game.version:
             raise BadRequest("VERSION_AHEAD", f"the game is at version {game.version}, not {after_version} yet")
-        if state.phase == "match_over" and after_version >= game.version:
-            return
-        async for stored in self.hub.follow(game_id, (after_version, MAX_SEQ)):
-            event = self._event_for(stored, caller.viewer)
-            yield {"event": event}
-            if event["kind"] == "match_ended":
-                return
+        position = (after_version, MAX_SEQ if after_index is None else after_index)
+        # A finished game gets no new event: what is left is read straight from the stream.
+        feed = self._rest(game_id, position) if state.phase == "match_over" else self.hub.follow(game_id, position)
+        async with contextlib.aclosing(feed):  # stop following (unregister) as soon as the watch ends
+            async for stored in feed:
+                event = self._event_for(stored, caller.viewer)
+                yield {"event": event}
+                if event["kind"] == "match_ended":
+                    return
+
+    async def _rest(self, game_id: str, position: tuple[int, int]) -> AsyncGenerator[StoredEvent, None]:
+        while page := await self.store.events_since(game_id, position, count=REPLAY_PAGE):
+            for stored in page:
+                yield stored
+            position = (page[-1].version, page[-1].index)
 
     async def replay(
         self, game_id: str, token: str | None, after_version: int | None, max_events: int

@@ -443,22 +443,33 @@ class WatchGameRequest(_message.Message):
 
     GAME_ID_FIELD_NUMBER: _builtins.int
     AFTER_VERSION_FIELD_NUMBER: _builtins.int
+    AFTER_INDEX_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The game."""
     after_version: _builtins.int
     """Resume: send every event after this version (no snapshot). Unset: snapshot first, then new events."""
+    after_index: _builtins.int
+    """With after_version: the events of that version already received (resume right after the event with
+    this index). Unset: the whole version was received.
+    """
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
         after_version: _builtins.int | None = ...,
+        after_index: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_after_version", b"_after_version", "after_version", b"after_version"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_after_index", b"_after_index", "_after_version", b"_after_version", "after_index", b"after_index", "after_version", b"after_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_after_version", b"_after_version", "after_version", b"after_version", "game_id", b"game_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_after_index", b"_after_index", "_after_version", b"_after_version", "after_index", b"after_index", "after_version", b"after_version", "game_id", b"game_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__after_index: _TypeAlias = _typing.Literal["after_index"]  # noqa: Y015
+    _WhichOneofArgType__after_index: _TypeAlias = _typing.Literal["_after_index", b"_after_index"]  # noqa: Y015
     _WhichOneofReturnType__after_version: _TypeAlias = _typing.Literal["after_version"]  # noqa: Y015
     _WhichOneofArgType__after_version: _TypeAlias = _typing.Literal["_after_version", b"_after_version"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__after_index) -> _WhichOneofReturnType__after_index | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__after_version) -> _WhichOneofReturnType__after_version | None: ...
 
 Global___WatchGameRequest: _TypeAlias = WatchGameRequest  # noqa: Y015

@@ -163,7 +163,8 @@ class RefereeServiceServicer:
 
     def WatchGame(self, request, context):
         """A live stream of a game: first a snapshot of the caller's view, then every event as the caller may see it,
-        each with its version. With after_version, no snapshot: every event after that version, exactly once.
+        each with its version. With after_version (and after_index), no snapshot: every event after that
+        position, exactly once.
         The stream ends after the match_ended event.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

@@ -70,7 +70,8 @@ class RefereeServiceStub:
     """Check a move as SubmitMove would (same statuses), without applying it or revealing anything it would."""
     WatchGame: _grpc.UnaryStreamMultiCallable[_referee_pb2.WatchGameRequest, _referee_pb2.WatchGameResponse]
     """A live stream of a game: first a snapshot of the caller's view, then every event as the caller may see it,
-    each with its version. With after_version, no snapshot: every event after that version, exactly once.
+    each with its version. With after_version (and after_index), no snapshot: every event after that
+    position, exactly once.
     The stream ends after the match_ended event.
     """
     GetReplay: _grpc.UnaryUnaryMultiCallable[_referee_pb2.GetReplayRequest, _referee_pb2.GetReplayResponse]
@@ -124,7 +125,8 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     """Check a move as SubmitMove would (same statuses), without applying it or revealing anything it would."""
     WatchGame: _aio.UnaryStreamMultiCallable[_referee_pb2.WatchGameRequest, _referee_pb2.WatchGameResponse]  # type: ignore[assignment]
     """A live stream of a game: first a snapshot of the caller's view, then every event as the caller may see it,
-    each with its version. With after_version, no snapshot: every event after that version, exactly once.
+    each with its version. With after_version (and after_index), no snapshot: every event after that
+    position, exactly once.
     The stream ends after the match_ended event.
     """
     GetReplay: _aio.UnaryUnaryMultiCallable[_referee_pb2.GetReplayRequest, _referee_pb2.GetReplayResponse]  # type: ignore[assignment]
@@ -211,7 +213,8 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_referee_pb2.WatchGameResponse], _abc.AsyncIterator[_referee_pb2.WatchGameResponse]]:
         """A live stream of a game: first a snapshot of the caller's view, then every event as the caller may see it,
-        each with its version. With after_version, no snapshot: every event after that version, exactly once.
+        each with its version. With after_version (and after_index), no snapshot: every event after that
+        position, exactly once.
         The stream ends after the match_ended event.
         """
 

@@ -1,0 +1,216 @@
+"""Test kit for the referee: a real server on port 0 in a background thread, a small client, deals, a bot.
+
+The server is the production one (server.grpc_api.create_server over server.service.Referee and a real Redis);
+only its event loop runs in a thread of the test process so that plain blocking gRPC clients can drive it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from google.rpc import error_details_pb2  # type: ignore[import-untyped]
+from grpc_health.v1._async import HealthServicer
+from grpc_status import rpc_status
+
+import engine
+from rummy_pb.rummy.v1 import game_pb2 as pb
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from rummy_pb.rummy.v1 import referee_pb2_grpc
+from server.grpc_api import create_server, set_serving, shutdown
+from server.service import Referee
+from server.store import GameStore, connect
+
+ORGANIZER = "organizer-secret-for-tests"
+ALL_CARDS = [engine.card_text(c) for c in range(52)]
+
+
+class ServerThread:
+    """The referee on 127.0.0.1:<free port>, its asyncio loop in a daemon thread."""
+
+    def __init__(self, redis_url: str, *, organizer_token: str | None = ORGANIZER, finished_ttl_s: int = 3600,
+                 max_attempts: int = 8) -> None:  # fmt: skip
+        self.redis_url = redis_url
+        self._kwargs = {"organizer_token": organizer_token, "max_attempts": max_attempts}
+        self._ttl = finished_ttl_s
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self.port = 0
+        self.referee: Referee | None = None
+        self._thread = threading.Thread(target=self._main, daemon=True)
+        self._thread.start()
+        if not self._ready.wait(30):
+            raise RuntimeError("the referee did not start")
+        if self._error is not None:
+            raise RuntimeError("the referee did not start") from self._error
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def _main(self) -> None:
+        try:
+            asyncio.run(self._serve())
+        except BaseException as exc:
+            self._error = exc
+            self._ready.set()
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        store = GameStore(connect(self.redis_url), finished_ttl_s=self._ttl)
+        self.referee = Referee(store, **self._kwargs)  # type: ignore[arg-type]
+        health = HealthServicer()
+        server, self.port = create_server("127.0.0.1:0", self.referee, health_servicer=health)
+        await server.start()
+        await set_serving(health, True)
+        self._ready.set()
+        await self._stop.wait()
+        await shutdown(server, self.referee, health, grace=1.0)
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._stop.set)
+            self._thread.join(30)
+
+
+def md(token: str | None) -> tuple[tuple[str, str], ...]:
+    """Call metadata carrying ``token``."""
+    return () if token is None else (("authorization", f"Bearer {token}"),)
+
+
+def reason_of(exc: grpc.RpcError) -> str | None:
+    """The ErrorInfo reason of a failed call (None if it has no rich status)."""
+    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
+    if status is None:
+        return None
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            assert info.domain == "rummy-referee"
+            return str(info.reason)
+    return None
+
+
+@contextlib.contextmanager
+def expect_error(code: grpc.StatusCode, reason: str | None = None) -> Iterator[list[grpc.RpcError]]:
+    """Assert the block fails with ``code`` (and ``reason`` when given); yields a list holding the error."""
+    caught: list[grpc.RpcError] = []
+    try:
+        yield caught
+    except grpc.RpcError as exc:
+        caught.append(exc)
+        assert exc.code() == code, f"expected {code}, got {exc.code()}: {exc.details()}"
+        got = reason_of(exc)
+        assert got is not None, "no google.rpc.ErrorInfo in the status"
+        if reason is not None:
+            assert got == reason, f"expected reason {reason}, got {got}: {exc.details()}"
+        return
+    raise AssertionError(f"expected {code}, the call succeeded")
+
+
+@dataclass
+class Game:
+    """A created game and its tokens."""
+
+    game_id: str
+    tokens: dict[int, str]
+    spectator: str
+    created: rpb.CreateGameResponse
+
+
+@dataclass
+class Client:
+    """A blocking client of one server."""
+
+    address: str
+    channel: grpc.Channel = field(init=False)
+    stub: referee_pb2_grpc.RefereeServiceStub = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.channel = grpc.insecure_channel(self.address)
+        self.stub = referee_pb2_grpc.RefereeServiceStub(self.channel)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def create(self, profile: str = "gin", names: Sequence[str] = ("Ann", "Bob"), *, token: str | None = None,
+               **fields: Any) -> Game:  # fmt: skip
+        request = rpb.CreateGameRequest(
+            profile=profile, seats=[pb.SeatSpec(display_name=n, kind=pb.SEAT_KIND_BOT) for n in names], **fields
+        )
+        created = self.stub.CreateGame(request, metadata=md(token))
+        return Game(created.game_id, {t.seat: t.token for t in created.seat_tokens}, created.spectator_token,
+                    created)  # fmt: skip
+
+    def view(self, game: Game, token: str) -> pb.GameView:
+        view: pb.GameView = self.stub.GetGame(rpb.GetGameRequest(game_id=game.game_id), metadata=md(token)).view
+        return view
+
+    def move(self, game: Game, token: str, move: pb.Move, **fields: Any) -> rpb.SubmitMoveResponse:
+        response: rpb.SubmitMoveResponse = self.stub.SubmitMove(
+            rpb.SubmitMoveRequest(game_id=game.game_id, move=move, **fields), metadata=md(token)
+        )
+        return response
+
+    def replay(self, game: Game, token: str | None = ORGANIZER) -> list[rpb.GetReplayResponse]:
+        """Every page of the replay."""
+        pages = []
+        request = rpb.GetReplayRequest(game_id=game.game_id)
+        while True:
+            page = self.stub.GetReplay(request, metadata=md(token))
+            pages.append(page)
+            if not page.HasField("next_after_version"):
+                return pages
+            request = rpb.GetReplayRequest(game_id=game.game_id, after_version=page.next_after_version)
+
+
+def move_from_text(text: str) -> pb.Move:
+    """A Move message from the engine's text form ("discard TD", "knock 5C", "declare best", ...)."""
+    from server import codec
+
+    return codec.move_to_proto(engine.move_to_dict(engine.parse_move(text)))
+
+
+def deal(dealer: int, hands: Sequence[str], upcard: str, stock_top: str = "") -> pb.PresetDeal:
+    """A preset deal from card texts: the named hands and upcard; ``stock_top`` lists the first cards drawn from
+    the stock (top first); the other cards lie beneath them in deck order."""
+    hand_cards = [h.split() for h in hands]
+    top = stock_top.split()
+    used = {c for h in hand_cards for c in h} | {upcard} | set(top)
+    rest = [c for c in ALL_CARDS if c not in used]
+    return pb.PresetDeal(
+        dealer=dealer, hands=[pb.Cards(cards=h) for h in hand_cards], upcard=upcard, stock=rest + top[::-1]
+    )
+
+
+def bot_move(view: pb.GameView, rng: random.Random) -> pb.Move:
+    """A quick, legal, match-finishing choice among the view's legal moves: go out when possible, meld and lay
+    off, discard the card that leaves the least deadwood, take a discard now and then (the Gin defender
+    declares best)."""
+    moves = list(view.legal_moves)
+    assert moves, f"no legal move in phase {view.phase}"
+    kinds: dict[str, list[pb.Move]] = {}
+    for m in moves:
+        kinds.setdefault(str(m.WhichOneof("move")), []).append(m)
+    for preferred in ("big_gin", "knock", "declare", "meld", "lay_off"):
+        if preferred in kinds:
+            return rng.choice(kinds[preferred])
+    if "draw_discard" in kinds and rng.random() < 0.3:
+        return kinds["draw_discard"][0]
+    for first in ("draw_stock", "pass_turn"):
+        if first in kinds:
+            return kinds[first][0]
+    if "discard" in kinds:
+        hand = engine.mask_of(engine.parse_cards(view.hand))
+        return min(kinds["discard"], key=lambda m: (
+            engine.min_deadwood(hand & ~(1 << engine.parse_card(m.discard.card))), rng.random()))
+    return rng.choice(moves)
