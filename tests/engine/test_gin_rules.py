@@ -1129,3 +1129,10 @@ def test_gin_invalid_options_are_refused_naming_the_option(make: Any, name: str)
     with pytest.raises(InvalidOptionsError) as err:
         make()
     assert name in err.value.message
+
+
+def test_gin_oklahoma_refuses_a_knock_limit_override() -> None:
+    """RULES.md 2, oklahoma-gin: the knock limit of each deal is the value of its first upcard, so a separate
+    knock_limit option makes no sense with it and is refused naming the option."""
+    with pytest.raises(E.InvalidOptionsError, match="knock_limit"):
+        E.rules_from_profile("oklahoma-gin", knock_limit=5)
