@@ -35,17 +35,30 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the gRPC server")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 in containers)")
     serve.add_argument("--port", type=int, default=50051, help="port (0: any free port, printed at start)")
-    serve.add_argument("--redis-url", default=os.environ.get("REDIS_URL"),
-                       help="external Redis (default: $REDIS_URL; none: start a private redis-server)")
-    serve.add_argument("--redis-cluster", action="store_true",
-                       help="the URL is a Redis Cluster node (a redis-cluster:// URL implies it)")
-    serve.add_argument("--organizer-token", default=os.environ.get("RUMMY_ORGANIZER_TOKEN"),
-                       help="token for preset deals, seeds and replays (default: $RUMMY_ORGANIZER_TOKEN)")
-    serve.add_argument("--data-dir", type=Path, default=None,
-                       help="data directory of the private redis-server (default: $XDG_DATA_HOME/rummy-referee "
-                            "or ./data)")
-    serve.add_argument("--finished-ttl", type=int, default=7 * DAY,
-                       help="seconds a finished game is kept (default: 7 days)")
+    serve.add_argument(
+        "--redis-url",
+        default=os.environ.get("REDIS_URL"),
+        help="external Redis (default: $REDIS_URL; none: start a private redis-server)",
+    )
+    serve.add_argument(
+        "--redis-cluster",
+        action="store_true",
+        help="the URL is a Redis Cluster node (a redis-cluster:// URL implies it)",
+    )
+    serve.add_argument(
+        "--organizer-token",
+        default=os.environ.get("RUMMY_ORGANIZER_TOKEN"),
+        help="token for preset deals, seeds and replays (default: $RUMMY_ORGANIZER_TOKEN)",
+    )
+    serve.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="data directory of the private redis-server (default: $XDG_DATA_HOME/rummy-referee or ./data)",
+    )
+    serve.add_argument(
+        "--finished-ttl", type=int, default=7 * DAY, help="seconds a finished game is kept (default: 7 days)"
+    )
     serve.add_argument("--grace", type=float, default=10.0, help="seconds to drain calls on shutdown")
     return parser  # fmt: skip
 

@@ -122,9 +122,7 @@ def game_spec_from_proto(req: rpb.CreateGameRequest) -> GameSpec:
     return GameSpec(
         profile=req.profile,
         overrides=overrides,
-        seats=tuple(
-            SeatSpec(s.display_name, _SEAT_KIND_NAMES.get(s.kind, "human"), s.open) for s in req.seats
-        ),
+        seats=tuple(SeatSpec(s.display_name, _SEAT_KIND_NAMES.get(s.kind, "human"), s.open) for s in req.seats),
         allow_spectators=req.allow_spectators,
         presets=tuple(deal_from_proto(d) for d in req.preset_deals),
         seed=req.seed or None,

@@ -141,9 +141,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         )
         return rpb.ValidateMoveResponse(version=version)
 
-    async def WatchGame(
-        self, request: rpb.WatchGameRequest, context: Context
-    ) -> AsyncIterator[rpb.WatchGameResponse]:
+    async def WatchGame(self, request: rpb.WatchGameRequest, context: Context) -> AsyncIterator[rpb.WatchGameResponse]:
         try:
             token = _bearer(context, required=True)
             after = request.after_version if request.HasField("after_version") else None
@@ -232,9 +230,7 @@ async def watch_storage(referee: Referee, health_servicer: HealthServicer, inter
         await asyncio.sleep(interval)
 
 
-async def shutdown(
-    server: grpc.aio.Server, referee: Referee, health_servicer: HealthServicer, grace: float
-) -> None:
+async def shutdown(server: grpc.aio.Server, referee: Referee, health_servicer: HealthServicer, grace: float) -> None:
     """Graceful stop: NOT_SERVING first, end the watch streams (clients resume elsewhere), let the unary calls
     in flight finish within ``grace`` seconds, then close the storage connections."""
     await health_servicer.enter_graceful_shutdown()

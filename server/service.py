@@ -27,6 +27,7 @@ from server.errors import (
     NotAllowedNow,
     PermissionDenied,
     StaleVersion,
+    TooMuch,
     Unauthenticated,
 )
 from server.events import EventHub
@@ -129,9 +130,7 @@ class Referee:
             for i, seat in enumerate(meta["seats"])
         ]
 
-    def _view(
-        self, game: StoredGame, state: engine.GameState, version: int, viewer: int, role: str
-    ) -> dict[str, Any]:
+    def _view(self, game: StoredGame, state: engine.GameState, version: int, viewer: int, role: str) -> dict[str, Any]:
         view = engine.view(state, viewer)
         view.update(game_id=game.game_id, version=version, role=role, seats=self._seats(game, json.loads(game.meta)))
         if role == "seat" and state.to_act == viewer and state.phase != "match_over":
@@ -167,7 +166,7 @@ class Referee:
         for seat in spec.seats:
             _check_name(seat.name, required=not seat.open)
         if len(spec.presets) > MAX_PRESETS:
-            raise BadRequest("TOO_MANY_PRESETS", f"at most {MAX_PRESETS} preset deals")
+            raise TooMuch("TOO_MANY_PRESETS", f"at most {MAX_PRESETS} preset deals")
         if spec.seed is not None and not 16 <= len(spec.seed) <= 64:
             raise BadRequest("INVALID_SEED", "a seed is 16..64 bytes")
         if "players" in spec.overrides and spec.overrides["players"] != len(spec.seats):
@@ -347,8 +346,9 @@ class Referee:
         game = await self._load(game_id)
         state = _state(game)
         if not self.is_organizer(token) and state.phase != "match_over":
-            if self.identify(game, token) is None:
-                raise Unauthenticated("BAD_TOKEN", "the token is not one of this game's")
+            if token is None:
+                raise Unauthenticated("MISSING_TOKEN", "before the match is over a replay needs a token")
+            self.authorize(game, token)
             raise PermissionDenied("MATCH_NOT_OVER", "the replay is available once the match is over")
         start = await self.store.start_view(game_id)
         if start is None:

@@ -55,12 +55,8 @@ def connect(url: str, *, cluster: bool = False, socket_timeout: float = 5.0) -> 
     # Few, quick retries: a Redis that is down must become UNAVAILABLE in well under a second, not after 10 tries.
     retry = Retry(ExponentialBackoff(cap=0.05, base=0.01), 2)
     if cluster:
-        return RedisCluster.from_url(
-            url, socket_timeout=socket_timeout, socket_connect_timeout=2.0, retry=retry
-        )
-    return aioredis.Redis.from_url(
-        url, socket_timeout=socket_timeout, socket_connect_timeout=2.0, retry=retry
-    )
+        return RedisCluster.from_url(url, socket_timeout=socket_timeout, socket_connect_timeout=2.0, retry=retry)
+    return aioredis.Redis.from_url(url, socket_timeout=socket_timeout, socket_connect_timeout=2.0, retry=retry)
 
 
 @contextlib.contextmanager
@@ -218,17 +214,13 @@ class GameStore:
     async def events_until(self, game_id: str, version: int) -> list[StoredEvent]:
         """Events with a version up to and including ``version``, oldest first."""
         with _redis_errors():
-            entries: Any = await self.client.xrange(
-                events_key(game_id), min="-", max=f"{version}-{MAX_SEQ}"
-            )
+            entries: Any = await self.client.xrange(events_key(game_id), min="-", max=f"{version}-{MAX_SEQ}")
         return [_stored_event(entry_id, fields) for entry_id, fields in entries]
 
     async def wait_events(self, game_id: str, after: tuple[int, int], block_ms: int) -> list[StoredEvent]:
         """Events after stream position ``after`` = (version, index), waiting up to ``block_ms`` for one."""
         with _redis_errors():
-            reply: Any = await self.client.xread(
-                {events_key(game_id): f"{after[0]}-{after[1]}"}, block=block_ms
-            )
+            reply: Any = await self.client.xread({events_key(game_id): f"{after[0]}-{after[1]}"}, block=block_ms)
         if not reply:
             return []
         # RESP2 gives [[key, entries]], RESP3 {key: [entries]}
@@ -264,4 +256,3 @@ class GameStore:
 def _stored_event(entry_id: bytes, fields: Mapping[bytes, Any]) -> StoredEvent:
     version, _, index = entry_id.decode().partition("-")
     return StoredEvent(version=int(version), index=int(index), payload=bytes(fields[b"e"]))
-

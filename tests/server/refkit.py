@@ -211,6 +211,16 @@ def bot_move(view: pb.GameView, rng: random.Random) -> pb.Move:
             return kinds[first][0]
     if "discard" in kinds:
         hand = engine.mask_of(engine.parse_cards(view.hand))
-        return min(kinds["discard"], key=lambda m: (
-            engine.min_deadwood(hand & ~(1 << engine.parse_card(m.discard.card))), rng.random()))
+        return min(
+            kinds["discard"],
+            key=lambda m: (engine.min_deadwood(hand & ~(1 << engine.parse_card(m.discard.card))), rng.random()),
+        )
     return rng.choice(moves)
+
+
+# Gin, dealer 0, seat 1 first. Seat 1 draws 2C and knocks with KC: melds AS-2S-3S, 4H-5H-6H, 7D-8D-9D, deadwood
+# 2C = 2. Seat 0 melds JS-QS-KS, lays off 4S, 7H, TD, keeps 5C 5D 9C 8C = 27. Knocker scores 27 - 2 = 25.
+KNOCKER = "AS 2S 3S 4H 5H 6H 7D 8D 9D KC"
+DEFENDER = "4S 7H TD JS QS KS 5C 5D 9C 8C"
+GIN_KNOCK_DEAL = deal(0, [DEFENDER, KNOCKER], "QC", "2C")
+GIN_KNOCK_MOVES = ((1, "draw stock"), (1, "knock KC"), (0, "declare best"))

@@ -17,7 +17,18 @@ from google.protobuf import json_format
 import engine
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from tests.server.refkit import ORGANIZER, Client, Game, bot_move, deal, move_from_text
+from tests.server.refkit import (
+    DEFENDER,
+    GIN_KNOCK_DEAL,
+    GIN_KNOCK_MOVES,
+    KNOCKER,
+    ORGANIZER,
+    Client,
+    Game,
+    bot_move,
+    deal,
+    move_from_text,
+)
 
 
 @dataclass(frozen=True)
@@ -33,12 +44,7 @@ class Scenario:
     winners: tuple[int, ...]
 
 
-# Gin, dealer 0, seat 1 first. Seat 1 draws 2C and knocks with KC: melds AS-2S-3S, 4H-5H-6H, 7D-8D-9D, deadwood
-# 2C = 2. Seat 0 melds JS-QS-KS, lays off 4S, 7H, TD, keeps 5C 5D 9C 8C = 27. Knocker scores 27 - 2 = 25.
-KNOCKER = "AS 2S 3S 4H 5H 6H 7D 8D 9D KC"
-DEFENDER = "4S 7H TD JS QS KS 5C 5D 9C 8C"
-GIN_KNOCK = deal(0, [DEFENDER, KNOCKER], "QC", "2C")
-GIN_KNOCK_MOVES = ((1, "draw stock"), (1, "knock KC"), (0, "declare best"))
+GIN_KNOCK = GIN_KNOCK_DEAL
 
 
 def _mirrored(dealer: int) -> pb.PresetDeal:

@@ -43,7 +43,10 @@ def test_create_refuses_an_existing_id(redis_server: RedisProcess) -> None:
         game = await store.load(gid)
         assert game is not None
         assert (game.state_json, game.version, dict(game.auth), dict(game.names)) == (
-            b"s0", 0, {"0": b"h0"}, {0: "Ann", 1: "Bob"}
+            b"s0",
+            0,
+            {"0": b"h0"},
+            {0: "Ann", 1: "Bob"},
         )
         assert [e.payload for e in await store.events_after(gid, -1)] == [b'{"kind": "hand_started"}']
 
