@@ -1,0 +1,201 @@
+// Unit tests of referee.js against a scripted in-process RefereeService (node --test). The whole client, bot
+// runner and example against the real referee: tests/clients/test_node_client.py.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import protobuf from "protobufjs";
+
+import { connect, PROTO_DIR, RefereeError, status, structToObject } from "../referee.js";
+
+const definition = protoLoader.loadSync("rummy/v1/referee.proto", {
+  keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [PROTO_DIR],
+});
+const { RefereeService } = grpc.loadPackageDefinition(definition).rummy.v1;
+
+const rpc = protobuf.Root.fromJSON({
+  nested: {
+    Status: {
+      fields: {
+        code: { type: "int32", id: 1 }, message: { type: "string", id: 2 },
+        details: { rule: "repeated", type: "Any", id: 3 },
+      },
+    },
+    Any: { fields: { type_url: { type: "string", id: 1 }, value: { type: "bytes", id: 2 } } },
+    ErrorInfo: { fields: { reason: { type: "string", id: 1 }, domain: { type: "string", id: 2 } } },
+  },
+});
+
+/** A status as the referee sends it: code, message, and a google.rpc.ErrorInfo in grpc-status-details-bin. */
+function refereeStatus(code, reason, message) {
+  const info = rpc.lookupType("ErrorInfo").encode({ reason, domain: "rummy-referee" }).finish();
+  const details = rpc.lookupType("Status").encode({
+    code, message, details: [{ type_url: "type.googleapis.com/google.rpc.ErrorInfo", value: info }],
+  }).finish();
+  const metadata = new grpc.Metadata();
+  metadata.set("grpc-status-details-bin", Buffer.from(details));
+  return { code, details: message, metadata };
+}
+
+// What the scripted server saw, and what it is told to do next.
+const seen = { submits: [], watches: [] };
+const script = { submitFailures: 0, watchPlans: [] };
+
+function view(version, extra = {}) {
+  return { game_id: "g1", version, viewer_seat: 0, to_act: 1, phase: "PHASE_DRAW", ...extra };
+}
+
+function event(version, index, kind, data = {}) {
+  const fields = Object.fromEntries(Object.entries(data).map(([k, v]) => [k, { stringValue: String(v) }]));
+  return { event: { version, index, kind, seat: 0, data: { fields } } };
+}
+
+const handlers = {
+  SubmitMove(call, callback) {
+    seen.submits.push({
+      request: call.request,
+      authorization: call.metadata.get("authorization")[0],
+      deadline: call.getDeadline(),
+    });
+    if (call.request.move?.discard?.card === "KH") {
+      callback(refereeStatus(status.FAILED_PRECONDITION, "NOT_YOUR_TURN", "seat 1 is to act, not seat 0"));
+    } else if (script.submitFailures > 0) {
+      script.submitFailures--;
+      callback({ code: status.UNAVAILABLE, details: "the game storage is unreachable; retry later" });
+    } else {
+      callback(null, {
+        version: 8,
+        events: [{ version: 8, index: 1, kind: "discarded", seat: 0, data: { fields: { card: { stringValue: "TD" } } } }],
+        view: view(8),
+      });
+    }
+  },
+  GetGame(call, callback) {
+    if (call.request.game_id === "slow") return; // never answers: the deadline must end the call
+    callback(null, { view: view(3, { last_hand: { hand_number: 0, reason: "knock" } }) });
+  },
+  WatchGame(call) {
+    seen.watches.push(call.request);
+    const plan = script.watchPlans.shift() ?? { messages: [] };
+    for (const message of plan.messages) call.write(message);
+    if (plan.fail) call.emit("error", { code: plan.fail, details: "going away" });
+    else call.end();
+  },
+};
+
+let server;
+let address;
+
+before(async () => {
+  server = new grpc.Server();
+  server.addService(RefereeService.service, handlers);
+  const port = await new Promise((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
+  address = `127.0.0.1:${port}`;
+});
+
+after(() => server.forceShutdown());
+
+test("submitMove sends the token, a deadline and one request_id, retried on UNAVAILABLE", async () => {
+  seen.submits = [];
+  script.submitFailures = 2;
+  const referee = connect(address, { token: "seat-secret", retryBaseMs: 5 });
+  const legal = { discard: { card: "TD" }, move: "discard", knock: null };
+  const response = await referee.submitMove("g1", legal, { expectedVersion: 7 });
+  referee.close();
+
+  assert.equal(response.version, 8);
+  assert.deepEqual(response.events[0].data, { card: "TD" }); // the Struct as a plain object
+  assert.equal(response.view.to_act, 1);
+  assert.ok(!("_to_act" in response.view)); // proto-loader's marker of an optional field is dropped
+  assert.equal(seen.submits.length, 3);
+  const ids = new Set(seen.submits.map((s) => s.request.request_id));
+  assert.equal(ids.size, 1);
+  assert.match([...ids][0], /^[0-9a-f-]{36}$/);
+  for (const s of seen.submits) {
+    assert.equal(s.authorization, "Bearer seat-secret");
+    assert.equal(s.request.expected_version, 7);
+    assert.deepEqual(s.request.move.discard, { card: "TD" });
+    assert.ok(Number(s.deadline) > Date.now() && Number(s.deadline) < Date.now() + 11_000); // 10 s by default
+  }
+});
+
+test("submitMove gives up after its retries", async () => {
+  script.submitFailures = 10;
+  const referee = connect(address, { token: "t", retries: 2, retryBaseMs: 1 });
+  await assert.rejects(referee.submitMove("g1", { draw_stock: {} }), (e) => e instanceof RefereeError && e.code === status.UNAVAILABLE);
+  referee.close();
+  script.submitFailures = 0;
+});
+
+test("a refused move is a RefereeError with the ErrorInfo reason", async () => {
+  const referee = connect(address, { token: "t" });
+  const error = await referee.submitMove("g1", { discard: { card: "KH" } }).catch((e) => e);
+  referee.close();
+  assert.ok(error instanceof RefereeError);
+  assert.equal(error.code, status.FAILED_PRECONDITION);
+  assert.equal(error.codeName, "FAILED_PRECONDITION");
+  assert.equal(error.reason, "NOT_YOUR_TURN");
+  assert.equal(error.domain, "rummy-referee");
+  assert.equal(error.details, "seat 1 is to act, not seat 0");
+});
+
+test("every unary call has a deadline", async () => {
+  const referee = connect(address, { token: "t", deadlineMs: 200 });
+  const started = Date.now();
+  const error = await referee.getGame("slow").catch((e) => e);
+  referee.close();
+  assert.equal(error.code, status.DEADLINE_EXCEEDED);
+  assert.ok(Date.now() - started < 5000);
+});
+
+test("watchGame resumes after a broken stream without gaps or repeats", async () => {
+  seen.watches = [];
+  script.watchPlans = [
+    { messages: [{ snapshot: view(3) }, event(4, 1, "drew"), event(5, 1, "discarded", { card: "TD" })], fail: status.UNAVAILABLE },
+    // asked again from version 4: the already delivered 5.1 comes again, then 5.2 that was missed
+    { messages: [event(5, 1, "discarded", { card: "TD" }), event(5, 2, "hand_ended")], fail: status.UNAVAILABLE },
+    { messages: [event(5, 2, "hand_ended"), event(6, 1, "match_ended"), event(7, 1, "never")] },
+  ];
+  const referee = connect(address, { token: "t", retryBaseMs: 1 });
+  const got = [];
+  for await (const update of referee.watchGame("g1")) {
+    got.push(update.snapshot ? `snapshot ${update.snapshot.version}` : `${update.event.version}.${update.event.index} ${update.event.kind}`);
+  }
+  referee.close();
+  assert.deepEqual(got, ["snapshot 3", "4.1 drew", "5.1 discarded", "5.2 hand_ended", "6.1 match_ended"]);
+  assert.deepEqual(
+    seen.watches.map((r) => r.after_version),
+    [undefined, 4, 4],
+  );
+});
+
+test("watchGame from a version asks for no snapshot, and fails when told not to reconnect", async () => {
+  seen.watches = [];
+  script.watchPlans = [{ messages: [event(10, 1, "drew")], fail: status.UNAVAILABLE }];
+  const referee = connect(address, { token: "t" });
+  const got = [];
+  await assert.rejects(
+    (async () => {
+      for await (const update of referee.watchGame("g1", { afterVersion: 9, reconnect: false })) got.push(update.event.kind);
+    })(),
+    (e) => e instanceof RefereeError && e.code === status.UNAVAILABLE,
+  );
+  referee.close();
+  assert.deepEqual(got, ["drew"]);
+  assert.equal(seen.watches[0].after_version, 9);
+});
+
+test("getGame turns Struct details into plain objects", async () => {
+  const referee = connect(address, { token: "t" });
+  const { view: got } = await referee.getGame("g1");
+  referee.close();
+  assert.equal(got.version, 3);
+  assert.deepEqual(got.last_hand.details, {});
+  assert.deepEqual(
+    structToObject({ fields: { a: { kind: "listValue", listValue: { values: [{ kind: "numberValue", numberValue: 1 }, { kind: "nullValue", nullValue: 0 }] } } } }),
+    { a: [1, null] },
+  );
+});
