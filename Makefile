@@ -18,7 +18,7 @@ protoc_gen = mkdir -p $(1) && PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m g
   --python_out=$(1) --grpc_python_out=$(1) --mypy_out=$(1) --mypy_grpc_out=$(1) proto/rummy/v1/*.proto \
   && $(BIN)/python proto/postprocess.py $(1)
 
-.PHONY: venv run test proto proto-check bench FORCE
+.PHONY: venv run test proto proto-check bench node FORCE
 
 venv: $(DEV_STAMP)
 
@@ -85,3 +85,8 @@ proto-check: venv
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/engine.py
+
+# The Node.js client (clients/node; needs node 18+ and npm): its locked packages, then its unit tests. `make test`
+# runs these too, and whole matches of its example bots (tests/clients/test_node_client.py).
+node:
+	cd clients/node && npm ci --ignore-scripts --no-audit --no-fund && npm test
