@@ -1,0 +1,35 @@
+"""The Python SDK of the referee: a blocking ``RefereeClient`` and an asyncio ``AsyncRefereeClient`` over the
+public gRPC API, with friendly values (engine moves, ``clients.view.View``, event dicts) and typed errors."""
+
+from clients.sdk.aio import AsyncRefereeClient, AsyncWatch
+from clients.sdk.client import RefereeClient, Watch
+from clients.sdk.convert import (
+    event_from_proto,
+    legal_from_proto,
+    move_from_proto,
+    move_to_proto,
+    view_dict_from_proto,
+    view_from_proto,
+)
+from clients.sdk.errors import RefereeError
+from clients.sdk.values import (
+    NO_RETRY,
+    Analysis,
+    Arrangement,
+    CreatedGame,
+    GameInfo,
+    GameSnapshot,
+    JoinedSeat,
+    MoveResult,
+    Replay,
+    RetryPolicy,
+    SeatSpec,
+    Settings,
+)
+
+__all__ = [
+    "NO_RETRY", "Analysis", "Arrangement", "AsyncRefereeClient", "AsyncWatch", "CreatedGame", "GameInfo",
+    "GameSnapshot", "JoinedSeat", "MoveResult", "RefereeClient", "RefereeError", "Replay", "RetryPolicy", "SeatSpec",
+    "Settings", "Watch", "event_from_proto", "legal_from_proto", "move_from_proto", "move_to_proto",
+    "view_dict_from_proto", "view_from_proto",
+]

@@ -1,0 +1,249 @@
+"""What the blocking and the asyncio clients share: channel options, request building, answer parsing, and the
+cursor that lets a watch resume without a gap or a duplicate."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import grpc
+
+import engine
+from clients.sdk import convert
+from clients.sdk.errors import RefereeError
+from clients.sdk.values import (
+    Analysis,
+    CreatedGame,
+    GameInfo,
+    GameSnapshot,
+    JoinedSeat,
+    MoveResult,
+    Replay,
+    SeatSpec,
+    Settings,
+)
+from rummy_pb.rummy.v1 import game_pb2 as pb
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+
+DEFAULT_TIMEOUT = 10.0
+#: A watch stream is renewed (resumed) after this long, so that it has a deadline like every other call.
+DEFAULT_WATCH_TIMEOUT = 300.0
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+MAX_SEQ = 2**64 - 1
+
+#: Channel arguments: reconnect quickly after a server restart, notice a dead peer on idle watch streams.
+CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 2000),
+    ("grpc.keepalive_time_ms", 20_000),  # the server accepts pings every 10 s or more
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.enable_retries", 0),  # the SDK retries itself (same request_id); no hidden transparent resends
+)
+
+Seat = str | SeatSpec
+Metadata = tuple[tuple[str, str], ...]
+
+
+def metadata(token: str | None) -> Metadata:
+    """The bearer token as request metadata (none without a token)."""
+    return (("authorization", f"Bearer {token}"),) if token else ()
+
+
+def new_request_id() -> str:
+    """A fresh idempotency key for one move."""
+    return uuid.uuid4().hex
+
+
+def create_request(
+    profile: str,
+    seats: Sequence[Seat],
+    options: Mapping[str, convert.OptionValue] | None,
+    target_score: int | None,
+    max_hands: int | None,
+    allow_spectators: bool,
+    preset_deals: Iterable[engine.Deal],
+    seed: bytes | None,
+) -> rpb.CreateGameRequest:
+    """The CreateGame request."""
+    specs = [SeatSpec(s, "human") if isinstance(s, str) else s for s in seats]
+    request = rpb.CreateGameRequest(
+        profile=profile,
+        options={k: convert.option_to_proto(v) for k, v in (options or {}).items()},
+        seats=[pb.SeatSpec(display_name=s.name, kind=convert.SEAT_KINDS.get(s.kind, pb.SEAT_KIND_HUMAN), open=s.open)
+               for s in specs],
+        allow_spectators=allow_spectators,
+        preset_deals=[convert.deal_to_proto(d) for d in preset_deals],
+        seed=seed or b"",
+    )  # fmt: skip
+    if target_score is not None:
+        request.match.target_score = target_score
+    if max_hands is not None:
+        request.match.max_hands = max_hands
+    return request
+
+
+def created(r: rpb.CreateGameResponse) -> CreatedGame:
+    """CreateGame's answer."""
+    return CreatedGame(
+        game_id=r.game_id,
+        tokens={t.seat: t.token for t in r.seat_tokens},
+        spectator_token=r.spectator_token or None,
+        settings=Settings.from_proto(r.settings),
+        version=r.version,
+    )
+
+
+def join_request(game_id: str, display_name: str, seat: int | None) -> rpb.JoinGameRequest:
+    """The JoinGame request."""
+    request = rpb.JoinGameRequest(game_id=game_id, display_name=display_name)
+    if seat is not None:
+        request.seat = seat
+    return request
+
+
+def joined(r: rpb.JoinGameResponse) -> JoinedSeat:
+    """JoinGame's answer."""
+    return JoinedSeat(r.seat, r.token)
+
+
+def game_info(r: rpb.GetGameResponse) -> GameInfo:
+    """GetGame's answer."""
+    settings = Settings.from_proto(r.settings)
+    return GameInfo(GameSnapshot.from_proto(r.view, settings.options), settings)
+
+
+def submit_request(
+    game_id: str, move: engine.Move, request_id: str, expected_version: int | None
+) -> rpb.SubmitMoveRequest:
+    """The SubmitMove request (``request_id`` already chosen: every resend carries the same one)."""
+    request = rpb.SubmitMoveRequest(game_id=game_id, move=convert.move_to_proto(move), request_id=request_id)
+    if expected_version is not None:
+        request.expected_version = expected_version
+    return request
+
+
+def move_result(
+    r: rpb.SubmitMoveResponse, rules: Mapping[str, Any] | None, request_id: str, attempts: int
+) -> MoveResult:
+    """SubmitMove's answer."""
+    return MoveResult(
+        version=r.version,
+        events=tuple(convert.event_from_proto(e) for e in r.events),
+        snapshot=GameSnapshot.from_proto(r.view, rules),
+        request_id=request_id,
+        attempts=attempts,
+        proto=r,
+    )
+
+
+def validate_request(game_id: str, move: engine.Move, expected_version: int | None) -> rpb.ValidateMoveRequest:
+    """The ValidateMove request."""
+    request = rpb.ValidateMoveRequest(game_id=game_id, move=convert.move_to_proto(move))
+    if expected_version is not None:
+        request.expected_version = expected_version
+    return request
+
+
+def replay_request(game_id: str, after_version: int | None, max_events: int) -> rpb.GetReplayRequest:
+    """One GetReplay page request."""
+    request = rpb.GetReplayRequest(game_id=game_id, max_events=max_events)
+    if after_version is not None:
+        request.after_version = after_version
+    return request
+
+
+class ReplayPages:
+    """Joins GetReplay pages."""
+
+    def __init__(self) -> None:
+        self.first: rpb.GetReplayResponse | None = None
+        self.last: rpb.GetReplayResponse | None = None
+        self.events: list[dict[str, Any]] = []
+
+    def add(self, r: rpb.GetReplayResponse) -> int | None:
+        """Take one page; the after_version of the next page, None after the last."""
+        self.first = self.first or r
+        self.last = r
+        self.events.extend(convert.event_from_proto(e) for e in r.events)
+        return r.next_after_version if r.HasField("next_after_version") else None
+
+    def replay(self, next_after_version: int | None) -> Replay:
+        """The joined pages."""
+        assert self.first is not None and self.last is not None
+        return Replay(
+            settings=Settings.from_proto(self.last.settings),
+            initial=convert.view_dict_from_proto(self.first.initial),
+            events=tuple(self.events),
+            current=convert.view_dict_from_proto(self.last.current),
+            next_after_version=next_after_version,
+        )
+
+
+def analyze_request(
+    cards: Iterable[str | int], profile: str, options: Mapping[str, convert.OptionValue] | None
+) -> rpb.AnalyzeHandRequest:
+    """The AnalyzeHand request."""
+    return rpb.AnalyzeHandRequest(
+        cards=convert.cards_to_text(cards),
+        profile=profile,
+        options={k: convert.option_to_proto(v) for k, v in (options or {}).items()},
+    )
+
+
+def analysis(r: rpb.AnalyzeHandResponse) -> Analysis:
+    """AnalyzeHand's answer."""
+    return Analysis.from_proto(r)
+
+
+def resumable(err: RefereeError) -> bool:
+    """A watch that failed so may be resumed: the server went away, the stream's deadline passed, or the server
+    cut a watcher that fell behind."""
+    return err.transient or (err.code == grpc.StatusCode.RESOURCE_EXHAUSTED and err.reason == "WATCHER_TOO_SLOW")
+
+
+class WatchCursor:
+    """Where a watch is: what to ask for when (re)connecting, and which stream messages are new.
+
+    Resuming asks for every event after the position (version, index) of the last event delivered, or after the
+    whole version of a snapshot; whatever arrives at or before that position anyway is dropped."""
+
+    def __init__(self, after_version: int | None) -> None:
+        self.last: tuple[int, int] | None = None if after_version is None else (after_version, MAX_SEQ)
+        self.ended = False
+
+    def request(self, game_id: str) -> rpb.WatchGameRequest:
+        """The WatchGame request of the next connection."""
+        request = rpb.WatchGameRequest(game_id=game_id)
+        if self.last is not None:
+            request.after_version = self.last[0]
+            if self.last[1] != MAX_SEQ:
+                request.after_index = self.last[1]
+        return request
+
+    @property
+    def version(self) -> int | None:
+        """The last version seen (snapshot or event), None before anything."""
+        return None if self.last is None else self.last[0]
+
+    def accept(self, update: rpb.WatchGameResponse) -> pb.GameView | dict[str, Any] | None:
+        """The snapshot or the event dict of a stream message, or None when it was already delivered."""
+        if update.HasField("snapshot"):
+            if self.last is not None:  # only a fresh watch sends one; never deliver a view that went back
+                return None
+            snap = update.snapshot
+            self.last = (snap.version, MAX_SEQ)
+            return snap
+        event = update.event
+        position = (event.version, event.index)
+        if self.last is not None and position <= self.last:
+            return None
+        self.last = position
+        d = convert.event_from_proto(event)
+        if d["kind"] == "match_ended":
+            self.ended = True
+        return d

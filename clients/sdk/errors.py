@@ -1,0 +1,75 @@
+"""Typed failures of the referee's calls.
+
+Every failed call raises ``RefereeError``: ``code`` is the gRPC status code, ``reason`` the stable reason code the
+service put in its ``google.rpc.ErrorInfo`` detail (``NOT_YOUR_TURN``, ``CARD_NOT_IN_HAND``, ...; empty when the
+failure never reached the service, e.g. a connection refused).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+
+DOMAIN = "rummy-referee"
+_DETAILS_KEY = "grpc-status-details-bin"
+
+#: The codes after which a call may be sent again: the service did not answer (or could not reach its storage).
+TRANSIENT = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+#: A move the rules refuse, or a malformed one: the bot's fault, never worth resending.
+REJECTED = frozenset({grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.INVALID_ARGUMENT})
+
+
+class RefereeError(Exception):
+    """A call the referee refused or that did not get through: ``code`` (grpc.StatusCode), ``reason`` (the
+    ErrorInfo reason, or ""), ``message`` (the status message)."""
+
+    def __init__(self, code: grpc.StatusCode, reason: str, message: str, *, domain: str = "") -> None:
+        super().__init__(f"{code.name} {reason or '-'}: {message}")
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.domain = domain
+
+    @property
+    def transient(self) -> bool:
+        """The call may succeed if sent again (UNAVAILABLE, DEADLINE_EXCEEDED)."""
+        return self.code in TRANSIENT
+
+    @property
+    def rejected_move(self) -> bool:
+        """The move itself was refused (malformed or not allowed now): resending it cannot help."""
+        return self.code in REJECTED
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (self.code.name, self.reason, self.message, self.domain))
+
+
+def _rebuild(code: str, reason: str, message: str, domain: str) -> RefereeError:
+    return RefereeError(grpc.StatusCode[code], reason, message, domain=domain)
+
+
+def _error_info(trailing: Iterable[Any] | None) -> tuple[str, str]:
+    for key, value in trailing or ():
+        if key != _DETAILS_KEY or not isinstance(value, bytes):
+            continue
+        status = status_pb2.Status.FromString(value)
+        for detail in status.details:
+            info = error_details_pb2.ErrorInfo()
+            if detail.Is(info.DESCRIPTOR) and detail.Unpack(info):
+                return str(info.reason), str(info.domain)
+    return "", ""
+
+
+def from_rpc_error(exc: grpc.RpcError) -> RefereeError:
+    """The RefereeError of a failed call (sync ``grpc.RpcError`` or ``grpc.aio.AioRpcError``)."""
+    code = exc.code() if callable(getattr(exc, "code", None)) else grpc.StatusCode.UNKNOWN
+    details = exc.details() if callable(getattr(exc, "details", None)) else str(exc)
+    trailing = exc.trailing_metadata() if callable(getattr(exc, "trailing_metadata", None)) else None
+    try:
+        reason, domain = _error_info(trailing)
+    except Exception:  # a garbled detail must not hide the status itself
+        reason, domain = "", ""
+    return RefereeError(code or grpc.StatusCode.UNKNOWN, reason, details or "", domain=domain)

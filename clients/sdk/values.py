@@ -1,0 +1,224 @@
+"""The friendly values the SDK returns (frozen dataclasses; the raw protobuf message is kept where useful)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import engine
+from clients.sdk import convert
+from clients.view import View
+from rummy_pb.rummy.v1 import game_pb2 as pb
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Retries of calls that failed with UNAVAILABLE or DEADLINE_EXCEEDED: at most ``attempts`` sends in all,
+    sleeping ``initial_backoff * multiplier**n`` (capped at ``max_backoff``, with full jitter) in between."""
+
+    attempts: int = 5
+    initial_backoff: float = 0.1
+    max_backoff: float = 2.0
+    multiplier: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1 or self.initial_backoff < 0 or self.max_backoff < 0 or self.multiplier < 1:
+            raise ValueError(f"bad retry policy {self!r}")
+
+    def backoff(self, retry: int, rng: random.Random | None = None) -> float:
+        """Seconds to wait before retry number ``retry`` (0 = the first retry)."""
+        cap = min(self.max_backoff, self.initial_backoff * self.multiplier**retry)
+        return (rng or random).uniform(cap / 2, cap)
+
+
+NO_RETRY = RetryPolicy(attempts=1)
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSpec:
+    """A seat as created: display name, ``"human"``/``"bot"`` label, and whether it is left open for JoinGame."""
+
+    name: str = ""
+    kind: str = "human"
+    open: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """A game's settings: profile, every option pinned (``engine.Rules.to_dict`` shape), seats as created."""
+
+    profile: str
+    options: Mapping[str, convert.OptionValue]
+    seats: tuple[SeatSpec, ...]
+    spectators_allowed: bool
+    organizer_deals: bool
+
+    @staticmethod
+    def from_proto(s: pb.GameSettings) -> Settings:
+        """From the GameSettings message."""
+        return Settings(
+            profile=s.profile,
+            options=convert.options_from_proto(s.options),
+            seats=tuple(
+                SeatSpec(x.display_name, convert.SEAT_KIND_NAMES.get(x.kind, "human"), x.open) for x in s.seats
+            ),
+            spectators_allowed=s.spectators_allowed,
+            organizer_deals=s.organizer_deals,
+        )
+
+    @property
+    def game(self) -> str:
+        """``"gin"`` or ``"rummy"``."""
+        return str(self.options.get("game", "gin"))
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedGame:
+    """CreateGame's answer: the id, one token per seat not left open, the spectator token (or None)."""
+
+    game_id: str
+    tokens: Mapping[int, str]
+    spectator_token: str | None
+    settings: Settings
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class JoinedSeat:
+    """JoinGame's answer: the seat taken and its token."""
+
+    seat: int
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameSnapshot:
+    """One viewer's view of a game at one version: ``view`` for bots, ``data`` as an engine-view dict (with
+    game_id, version, role, seats), the legal moves as engine moves (empty unless it is the viewer's turn)."""
+
+    game_id: str
+    version: int
+    role: str
+    seat: int | None
+    view: View
+    data: Mapping[str, Any]
+    legal: tuple[engine.Move, ...]
+    proto: pb.GameView = field(repr=False)
+
+    @staticmethod
+    def from_proto(v: pb.GameView, rules: Mapping[str, Any] | None) -> GameSnapshot:
+        """From a GameView and the game's options (see ``convert.view_from_proto``)."""
+        data = convert.view_dict_from_proto(v)
+        view = View.from_engine(data, rules if rules is not None else {"game": data["game"], "players": len(v.seats)})
+        return GameSnapshot(
+            game_id=v.game_id, version=v.version, role=data["role"],
+            seat=v.viewer_seat if v.HasField("viewer_seat") else None,
+            view=view, data=data, legal=convert.legal_from_proto(v), proto=v,
+        )  # fmt: skip
+
+    @property
+    def phase(self) -> str:
+        """The engine phase name."""
+        return self.view.phase
+
+    @property
+    def to_act(self) -> int | None:
+        """The seat to act, None once the match is over."""
+        return None if self.view.to_act < 0 else self.view.to_act
+
+    @property
+    def my_turn(self) -> bool:
+        """The viewer is a seat and holds the turn."""
+        return self.seat is not None and self.to_act == self.seat and self.phase != "match_over"
+
+    @property
+    def over(self) -> bool:
+        """The match is over."""
+        return self.phase == "match_over"
+
+    @property
+    def result(self) -> Mapping[str, Any] | None:
+        """The match result (totals, winners, ...) once over."""
+        result: Mapping[str, Any] | None = self.data.get("result")
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class GameInfo:
+    """GetGame's answer: the caller's snapshot and the game's settings."""
+
+    snapshot: GameSnapshot
+    settings: Settings
+
+    @property
+    def view(self) -> View:
+        """The caller's view."""
+        return self.snapshot.view
+
+    @property
+    def legal(self) -> tuple[engine.Move, ...]:
+        """The caller's legal moves (empty unless it is their turn)."""
+        return self.snapshot.legal
+
+    @property
+    def version(self) -> int:
+        """The game's version."""
+        return self.snapshot.version
+
+
+@dataclass(frozen=True, slots=True)
+class MoveResult:
+    """SubmitMove's answer: the new version, the events as the mover sees them, the mover's new snapshot; and
+    the request_id used and how many sends it took."""
+
+    version: int
+    events: tuple[dict[str, Any], ...]
+    snapshot: GameSnapshot
+    request_id: str
+    attempts: int
+    proto: rpb.SubmitMoveResponse = field(repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """GetReplay's answer (all pages joined unless asked for one): settings, the referee's views at creation and
+    now (engine-view dicts with ``hands`` and ``stock``), every event with every card."""
+
+    settings: Settings
+    initial: Mapping[str, Any]
+    events: tuple[dict[str, Any], ...]
+    current: Mapping[str, Any]
+    next_after_version: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Arrangement:
+    """One minimum-deadwood arrangement: melds and the cards left out, as texts."""
+
+    melds: tuple[tuple[str, ...], ...]
+    deadwood_cards: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """AnalyzeHand's answer."""
+
+    min_deadwood: int
+    arrangements: tuple[Arrangement, ...]
+    truncated: bool
+    knock_discards: tuple[tuple[str, int], ...]
+
+    @staticmethod
+    def from_proto(r: rpb.AnalyzeHandResponse) -> Analysis:
+        """From the AnalyzeHandResponse."""
+        return Analysis(
+            min_deadwood=r.min_deadwood,
+            arrangements=tuple(
+                Arrangement(convert.melds_text(a.melds), tuple(a.deadwood_cards)) for a in r.arrangements
+            ),
+            truncated=r.arrangements_truncated,
+            knock_discards=tuple((k.card, k.deadwood) for k in r.knock_discards),
+        )

@@ -1,0 +1,55 @@
+"""Fixtures of the client tests: real referees over the suite's real redis-server, never mocks.
+
+- ``referee``: the production server (``server.grpc_api.create_server``) on port 0, its asyncio loop in a thread
+  of the test process (one per session).
+- ``spawn_referee``: ``rummy-referee serve`` (``python -m server.cli``) as a subprocess on a free port, for tests
+  that kill it with SIGKILL and start it again, and for load (a process of its own: its own GIL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from clients.sdk import RefereeClient
+from server.redis_launcher import RedisProcess
+from tests.clients.clientkit import ServerProcess, ServerThread
+
+
+@pytest.fixture(scope="session")
+def referee(redis_server: RedisProcess) -> Iterator[ServerThread]:
+    """One in-process referee for the session (tests make their own games)."""
+    server = ServerThread(redis_server.url)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def client(referee: ServerThread) -> Iterator[RefereeClient]:
+    """A blocking SDK client of the session's referee."""
+    with RefereeClient(referee.address) as c:
+        yield c
+
+
+@pytest.fixture
+def spawn_referee(
+    redis_server: RedisProcess, tmp_path: Path
+) -> Iterator[Callable[[], ServerProcess]]:
+    """Start referee subprocesses (each on its own free port); all are stopped at the end of the test."""
+    started: list[ServerProcess] = []
+
+    def spawn() -> ServerProcess:
+        server = ServerProcess(redis_server.url, log_dir=tmp_path)
+        server.start()
+        started.append(server)
+        return server
+
+    try:
+        yield spawn
+    finally:
+        for server in started:
+            server.stop()
