@@ -435,14 +435,15 @@ export class RefereeClient {
   }
 
   /**
-   * WatchGame as an async iterator of {snapshot: view} (first, unless `afterVersion` is given) and
-   * {event: event} (event.version, event.index, event.kind, event.seat, event.data). It ends after the
-   * match_ended event. When the stream breaks (UNAVAILABLE: the server restarted or is shutting down;
-   * DEADLINE_EXCEEDED: the stream's own deadline; RESOURCE_EXHAUSTED: the watcher fell behind) it is opened
-   * again after the last event received, and nothing is delivered twice or skipped. Breaking out of the loop
-   * cancels the stream.
+   * WatchGame as an async iterator of {snapshot: view} (first, unless `afterVersion` is given: then every
+   * event after that version, or after its event `afterIndex`) and {event: event} (event.version, event.index,
+   * event.kind, event.seat, event.data). It ends after the match_ended event. When the stream breaks
+   * (UNAVAILABLE: the server restarted or is shutting down; DEADLINE_EXCEEDED: the stream's own deadline;
+   * RESOURCE_EXHAUSTED: the watcher fell behind) it is opened again right after the last event received
+   * (after_version, after_index): nothing is delivered twice or skipped. Leaving the loop cancels the stream.
    * @param {string} gameId
-   * @param {{afterVersion?: number, reconnect?: boolean, maxReconnects?: number, deadlineMs?: number}} [options]
+   * @param {{afterVersion?: number, afterIndex?: number, reconnect?: boolean, maxReconnects?: number,
+   *   deadlineMs?: number}} [options]
    * @returns {AsyncGenerator<{snapshot?: any, event?: any}>}
    */
   async *watchGame(gameId, options = {}) {
@@ -450,12 +451,15 @@ export class RefereeClient {
     const maxReconnects = options.maxReconnects ?? 10;
     const resumable = [status.UNAVAILABLE, status.DEADLINE_EXCEEDED, status.RESOURCE_EXHAUSTED];
     // Everything up to (version, index) was delivered; index Infinity: the whole version.
-    let last = options.afterVersion !== undefined ? { version: options.afterVersion, index: Infinity } : null;
+    let last =
+      options.afterVersion !== undefined ? { version: options.afterVersion, index: options.afterIndex ?? Infinity } : null;
     let failures = 0;
     for (;;) {
       const request = { game_id: gameId };
-      // A version whose events were only partly received is asked for again, its known events skipped.
-      if (last) request.after_version = last.index === Infinity ? last.version : last.version - 1;
+      if (last) {
+        request.after_version = last.version;
+        if (last.index !== Infinity) request.after_index = last.index; // the rest of a partly received version
+      }
       const deadline = Date.now() + (options.deadlineMs ?? this.watchDeadlineMs);
       const call = this.stub.WatchGame(request, this._metadata(), { deadline });
       try {
@@ -469,7 +473,7 @@ export class RefereeClient {
           }
           const event = plainEvent(message.event);
           if (last && (event.version < last.version || (event.version === last.version && event.index <= last.index))) {
-            continue; // received before the stream was opened again
+            continue; // already delivered (a guard: the server resumes right after `last`)
           }
           last = { version: event.version, index: event.index };
           yield { event };
