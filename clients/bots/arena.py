@@ -21,11 +21,13 @@ class MoveClock:
 
     calls: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    worst: dict[str, float] = field(default_factory=dict)
 
     def add(self, name: str, seconds: float) -> None:
         """Count one decision of ``name``."""
         self.calls[name] = self.calls.get(name, 0) + 1
         self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+        self.worst[name] = max(self.worst.get(name, 0.0), seconds)
 
     def per_move_ms(self, name: str) -> float:
         """Mean milliseconds per decision of ``name``."""
