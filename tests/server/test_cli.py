@@ -1,0 +1,124 @@
+"""`rummy-referee serve` with zero setup: it starts its own redis-server (appendonly, in the data directory),
+serves health checking and reflection, drains on SIGTERM, stops its Redis, and finds its games again on restart."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.redis_launcher import find_redis_server
+from tests.server.refkit import Client, md, reason_of
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(find_redis_server() is None, reason="no redis-server binary")
+
+
+class Serve:
+    """A `rummy-referee serve` process (python -m server.cli) with no Redis URL."""
+
+    def __init__(self, data_dir: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")}
+        env["PYTHONPATH"] = str(ROOT)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--data-dir", str(data_dir), "--grace", "2"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        assert "listening on" in line, line + self._stderr()
+        self.address = line.split()[-1]
+
+    def _stderr(self) -> str:
+        if self.process.poll() is None:
+            return ""
+        assert self.process.stderr is not None
+        return self.process.stderr.read()
+
+    def stop(self) -> tuple[int, str]:
+        """SIGTERM; the exit code and everything logged."""
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(30)
+        assert self.process.stderr is not None
+        return code, self.process.stderr.read()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def serve(data_dir: Path) -> Iterator[Serve]:
+    process = Serve(data_dir)
+    try:
+        yield process
+    finally:
+        if process.process.poll() is None:
+            process.process.kill()
+            process.process.wait()
+
+
+def _health(address: str) -> int:
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        status: int = stub.Check(health_pb2.HealthCheckRequest(service="rummy.v1.RefereeService")).status
+        return status
+
+
+def test_serve_starts_its_own_redis_and_stops_it(serve: Serve, data_dir: Path) -> None:
+    deadline = time.monotonic() + 10
+    while _health(serve.address) != health_pb2.HealthCheckResponse.SERVING:
+        assert time.monotonic() < deadline, "never SERVING"
+        time.sleep(0.1)
+    with grpc.insecure_channel(serve.address) as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        replies = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
+        services = {s.name for reply in replies for s in reply.list_services_response.service}
+    assert {"rummy.v1.RefereeService", "grpc.health.v1.Health"} <= services
+
+    client = Client(serve.address)
+    game = client.create("gin")
+    watch = client.stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id), metadata=md(game.tokens[0]))
+    assert next(watch).snapshot.version == 0
+
+    code, log = serve.stop()
+    assert code == 0, log
+    with pytest.raises(grpc.RpcError) as ended:  # the watch ended on shutdown: the client resumes elsewhere
+        next(watch)
+    assert ended.value.code() == grpc.StatusCode.UNAVAILABLE and reason_of(ended.value) == "SHUTTING_DOWN"
+    client.close()
+    pid = int(re.search(r"started redis-server pid (\d+)", log).group(1))  # type: ignore[union-attr]
+    assert not Path(f"/proc/{pid}").exists(), "the private redis-server outlived the referee"
+    assert (data_dir / "appendonlydir").is_dir()
+
+    again = Serve(data_dir)  # the same data directory: the game is still there
+    try:
+        client = Client(again.address)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                assert client.view(game, game.tokens[1]).viewer_seat == 1
+                break
+            except grpc.RpcError as exc:  # the new redis-server may still be loading its append-only file
+                assert exc.code() == grpc.StatusCode.UNAVAILABLE and time.monotonic() < deadline
+                time.sleep(0.1)
+        client.close()
+    finally:
+        assert again.stop()[0] == 0

@@ -1,0 +1,46 @@
+"""server.redis_launcher: the private redis-server of `rummy-referee serve` and of this test suite."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+import redis
+
+from server import redis_launcher
+from server.redis_launcher import RedisLaunchError, RedisProcess, find_redis_server, start_redis
+
+
+def test_the_launched_server_is_ours_durable_and_local(private_redis: RedisProcess) -> None:
+    client = redis.Redis.from_url(private_redis.url)
+    config = client.config_get("*")
+    assert config["appendonly"] == "yes" and config["appendfsync"] == "always"
+    assert config["bind"] == "127.0.0.1" and config["dir"] == str(private_redis.data_dir)
+    assert client.info("server")["process_id"] == private_redis.pid
+    client.set("acknowledged", "1")
+    private_redis.kill()  # a crash: SIGKILL
+    private_redis.restart()
+    assert redis.Redis.from_url(private_redis.url).get("acknowledged") == b"1"
+
+
+def test_no_binary_anywhere_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    assert find_redis_server() is None
+    with pytest.raises(RedisLaunchError, match="no redis-server found"):
+        start_redis(tmp_path)
+
+
+def test_a_taken_port_is_refused_without_touching_whoever_holds_it(private_redis: RedisProcess, tmp_path: Path) -> None:
+    with pytest.raises(RedisLaunchError, match="exited"):
+        start_redis(tmp_path, port=private_redis.port)
+    assert redis.Redis.from_url(private_redis.url).ping()
+
+
+def test_default_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert redis_launcher.default_data_dir() == tmp_path / "rummy-referee"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert redis_launcher.default_data_dir() == Path("data")
