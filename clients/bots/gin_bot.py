@@ -95,8 +95,8 @@ class GinBot:
             return self._discard(view, legal)
         if phase == "last_card":
             return self._last_card(view, legal)
-        if phase == "layoff":
-            return _first(legal, Declare) or _first(legal, Done) or legal[0]
+        if phase == "layoff":  # the referee computes the best declaration: melds and layoffs together
+            return Declare() if _first(legal, Declare) is not None else _first(legal, Done) or legal[0]
         return legal[0]
 
     # ------------------------------------------------------------------------------------------ knowledge
