@@ -17,9 +17,11 @@ import signal
 import sys
 from pathlib import Path
 
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer  # grpc_health.v1.health.aio.HealthServicer
 
-from server.grpc_api import create_server, shutdown, watch_storage
+from server.grpc_api import SERVICE_NAME, create_server, shutdown, watch_storage
 from server.redis_launcher import RedisLaunchError, RedisProcess, default_data_dir, start_redis
 from server.service import Referee
 from server.store import GameStore, connect
@@ -60,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
         "--finished-ttl", type=int, default=7 * DAY, help="seconds a finished game is kept (default: 7 days)"
     )
     serve.add_argument("--grace", type=float, default=10.0, help="seconds to drain calls on shutdown")
+    health = commands.add_parser("health", help="exit 0 if a referee answers SERVING (container health checks)")
+    health.add_argument("--address", default="127.0.0.1:50051", help="host:port of the referee")
     return parser  # fmt: skip
 
 
@@ -95,9 +99,23 @@ async def serve(args: argparse.Namespace) -> None:
             redis.stop()
 
 
+def check_health(address: str, timeout: float = 3.0) -> bool:
+    """Whether the referee at ``address`` reports SERVING through the gRPC health service."""
+    with grpc.insecure_channel(address) as channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout
+            )
+        except grpc.RpcError:
+            return False
+    return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `rummy-referee` command."""
     args = _parser().parse_args(argv)
+    if args.command == "health":
+        return 0 if check_health(args.address) else 1
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         asyncio.run(serve(args))

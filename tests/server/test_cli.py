@@ -82,11 +82,17 @@ def _health(address: str) -> int:
         return status
 
 
+def _health_command(address: str) -> int:
+    command = [sys.executable, "-m", "server.cli", "health", "--address", address]
+    return subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=30).returncode
+
+
 def test_serve_starts_its_own_redis_and_stops_it(serve: Serve, data_dir: Path) -> None:
     deadline = time.monotonic() + 10
     while _health(serve.address) != health_pb2.HealthCheckResponse.SERVING:
         assert time.monotonic() < deadline, "never SERVING"
         time.sleep(0.1)
+    assert _health_command(serve.address) == 0  # what the container health check runs
     with grpc.insecure_channel(serve.address) as channel:
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
         replies = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
@@ -104,6 +110,7 @@ def test_serve_starts_its_own_redis_and_stops_it(serve: Serve, data_dir: Path) -
         next(watch)
     assert ended.value.code() == grpc.StatusCode.UNAVAILABLE and reason_of(ended.value) == "SHUTTING_DOWN"
     client.close()
+    assert _health_command(serve.address) == 1
     pid = int(re.search(r"started redis-server pid (\d+)", log).group(1))  # type: ignore[union-attr]
     assert not Path(f"/proc/{pid}").exists(), "the private redis-server outlived the referee"
     assert (data_dir / "appendonlydir").is_dir()
