@@ -1,0 +1,472 @@
+"""Play one seat of a game through the referee's public API, driven by WatchGame.
+
+``play_seat`` (blocking) and ``play_seat_async`` (asyncio) follow the game's event stream; whenever the seat may
+have the turn they fetch its view and legal moves, ask the bot, and submit the move with a fresh ``request_id``
+(resent with the same id after a transport failure, so it is applied once). A dropped connection or a restarted
+server is survived: calls are retried with backoff for up to ``reconnect_timeout`` seconds, the stream resumes
+from the last event seen, and the turn is checked again. They return when the match is over, or with a forfeit
+when the bot raises, answers after ``move_timeout`` seconds, or makes more than ``max_rejections`` moves the
+referee refuses.
+
+Every event the seat sees reaches ``bot.observe`` once, in order (the events of the seat's own moves come from
+the SubmitMove answer, before the bot is asked again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import queue
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import grpc
+
+import engine
+from clients.bots.base import Bot
+from clients.sdk import AsyncRefereeClient, GameSnapshot, RefereeClient, RefereeError, RetryPolicy
+from clients.sdk._core import new_request_id
+
+T = TypeVar("T")
+
+#: Events after which the seat that acted certainly still holds the turn: no need to look at the view.
+_TURN_STAYS = frozenset({"drew", "melded", "laid_off", "dealt"})
+#: How the event stream reconnects: without giving up (the calls' own deadline decides when to give up).
+_STREAM_RETRY = RetryPolicy(attempts=2**31, initial_backoff=0.05, max_backoff=1.0)
+#: How often a runner waiting for events looks at its ``stop`` event.
+_STOP_POLL = 0.1
+#: How long, before asking the bot, the runner waits for the stream to deliver the events of the view's version.
+_CATCH_UP = 1.0
+
+
+class _Reconnected:
+    """Stream marker: the stream was resumed (the turn is checked again)."""
+
+
+class _Ended:
+    """Stream marker: the stream ended (the match is over), or failed for good (``error``)."""
+
+    def __init__(self, error: BaseException | None = None) -> None:
+        self.error = error
+
+
+class Forfeit(Exception):
+    """The bot lost the match by its own fault (it raised, timed out, or kept making refused moves)."""
+
+
+@dataclass
+class SeatResult:
+    """How one seat's play ended. ``final`` is the last view (the match result is ``final.result``), ``moves``
+    the moves applied, ``rejected`` the moves the referee refused (``rejections``: their reason codes)."""
+
+    game_id: str
+    seat: int | None
+    final: GameSnapshot | None = None
+    moves: int = 0
+    rejected: int = 0
+    rejections: list[str] = field(default_factory=list)
+    forfeit: bool = False
+    forfeit_reason: str | None = None
+    stopped: bool = False
+    reconnects: int = 0
+    fetches: int = 0
+    idle_fetches: int = 0
+    transport_errors: int = 0
+
+    @property
+    def finished(self) -> bool:
+        """The match is over."""
+        return self.final is not None and self.final.over
+
+    @property
+    def match_result(self) -> Mapping[str, Any] | None:
+        """The match result (totals, winners, ...) once finished."""
+        return None if self.final is None else self.final.result
+
+
+class _Seat:
+    """What both drivers share: the bookkeeping of events seen and the reactions to outcomes."""
+
+    def __init__(self, game_id: str, bot: Bot, max_rejections: int) -> None:
+        self.bot = bot
+        self.max_rejections = max_rejections
+        self.result = SeatResult(game_id, None)
+        self.seen: tuple[int, int] = (-1, 0)  # position of the last event observed
+        self.stale = False  # an event or a reconnection since the last view: the turn must be checked
+        self.to_act: int | None = None  # the seat to act in the last view
+        self.ended = False  # the stream delivered match_ended, or ended
+
+    def observe(self, event: dict[str, Any]) -> bool:
+        """Show a new event to the bot (False: it was seen already)."""
+        position = (int(event["version"]), int(event["index"]))
+        if position <= self.seen:
+            return False
+        self.seen = position
+        try:
+            self.bot.observe(event)
+        except Exception as exc:
+            raise Forfeit(f"bot.observe raised {exc!r}") from exc
+        if event["kind"] not in _TURN_STAYS or event.get("seat") != self.to_act:
+            self.stale = True
+        if event["kind"] == "match_ended":
+            self.ended = True
+        return True
+
+    def take(self, item: object) -> None:
+        """One item of the stream queue."""
+        if isinstance(item, dict):
+            self.observe(item)
+        elif isinstance(item, _Reconnected):
+            self.result.reconnects += 1
+            self.stale = True
+        elif isinstance(item, _Ended):
+            self.stale = True
+            self.ended = True
+            if item.error is not None:
+                raise item.error
+
+    def snapshot(self, snap: GameSnapshot) -> GameSnapshot:
+        """Take a fresh view."""
+        self.result.final = snap
+        self.result.seat = snap.seat
+        self.to_act = snap.to_act
+        self.stale = False
+        return snap
+
+    def rejected(self, err: RefereeError) -> None:
+        """The referee refused the bot's move."""
+        self.result.rejected += 1
+        self.result.rejections.append(err.reason or err.code.name)
+        if self.result.rejected > self.max_rejections:
+            raise Forfeit(f"move refused: {err.reason or err.code.name}: {err.message}")
+
+    def forfeit(self, reason: str) -> SeatResult:
+        self.result.forfeit = True
+        self.result.forfeit_reason = reason
+        return self.result
+
+
+def _checked(move: object) -> engine.Move:
+    if not isinstance(move, engine.Move):
+        raise Forfeit(f"the bot returned {move!r}, not a move")
+    return move
+
+
+class _Deadline:
+    """The window within which a server that went away must come back."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.since: float | None = None
+
+    def failed(self, err: RefereeError) -> float:
+        """A transient failure: how long to sleep before trying again (raises ``err`` once out of time)."""
+        now = time.monotonic()
+        self.since = self.since or now
+        if now - self.since > self.seconds:
+            raise err
+        return min(1.0, 0.05 * 2.0 ** min(10, int((now - self.since) / 0.2)))
+
+    def ok(self) -> None:
+        self.since = None
+
+
+# ------------------------------------------------------------------------------------------------- blocking
+
+
+def play_seat(
+    target: str | RefereeClient,
+    game_id: str,
+    token: str,
+    bot: Bot,
+    *,
+    move_timeout: float | None = 10.0,
+    max_rejections: int = 0,
+    reconnect_timeout: float = 60.0,
+    idle_check: float = 5.0,
+    stop: threading.Event | None = None,
+) -> SeatResult:
+    """Play the seat of ``token`` with ``bot`` until the match is over (or a forfeit, or ``stop`` is set).
+    ``target``: "host:port" (a client is opened and closed here) or a ``RefereeClient`` to share. The view is
+    also checked every ``idle_check`` seconds without events (a safety net; it should never be needed)."""
+    client = RefereeClient(target, token) if isinstance(target, str) else target
+    seat = _Seat(game_id, bot, max_rejections)
+    chooser = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="bot") if move_timeout else None
+    stream: queue.Queue[object] = queue.Queue()
+    watch = None
+    reader = None
+    deadline = _Deadline(reconnect_timeout)
+
+    def persist(call: Callable[[], T]) -> T:
+        while True:
+            try:
+                value = call()
+                deadline.ok()
+                return value
+            except RefereeError as err:
+                if not err.transient:
+                    raise
+                seat.result.transport_errors += 1
+                time.sleep(deadline.failed(err))
+
+    def fetch() -> GameSnapshot:
+        seat.result.fetches += 1
+        return seat.snapshot(persist(lambda: client.get_game(game_id, token=token)).snapshot)
+
+    try:
+        snap = fetch()
+        seat.seen = (snap.version, 2**64)
+        watch = client.watch(game_id, after_version=snap.version, token=token, retry=_STREAM_RETRY,
+                             on_reconnect=lambda _: stream.put(_Reconnected()))  # fmt: skip
+        reader = threading.Thread(target=_read, args=(watch, stream), daemon=True, name=f"watch-{game_id[:6]}")
+        reader.start()
+        while True:
+            if stop is not None and stop.is_set():
+                seat.result.stopped = True
+                return seat.result
+            if snap.over:
+                _catch_up(stream, seat, None)  # the last events, for the bot's sake
+                return seat.result
+            if not snap.my_turn:
+                if not _wait(stream, seat, idle_check, stop):
+                    continue  # stopped: said at the top of the loop
+                if seat.stale:
+                    snap = fetch()
+                continue
+            _catch_up(stream, seat, snap.version)
+            move = _choose(chooser, bot, snap, move_timeout)
+            rid = new_request_id()
+            try:
+                moved = persist(functools.partial(
+                    client.submit_move, game_id, move, request_id=rid, expected_version=snap.version, token=token
+                ))  # fmt: skip
+            except RefereeError as err:
+                if err.rejected_move:
+                    seat.rejected(err)
+                elif err.code != grpc.StatusCode.ABORTED:  # ABORTED: the game moved on; look again
+                    raise
+                snap = fetch()
+                continue
+            seat.result.moves += 1
+            for event in moved.events:
+                seat.observe(event)
+            snap = seat.snapshot(moved.snapshot)
+    except Forfeit as exc:
+        return seat.forfeit(str(exc))
+    finally:
+        if watch is not None:
+            watch.cancel()
+        if reader is not None:
+            reader.join(5)
+        if chooser is not None:
+            chooser.shutdown(wait=False, cancel_futures=True)
+        if isinstance(target, str):
+            client.close()
+
+
+def _read(watch: Iterable[object], stream: queue.Queue[object]) -> None:
+    try:
+        for item in watch:
+            stream.put(item)
+        stream.put(_Ended())
+    except BaseException as exc:
+        stream.put(_Ended(exc))
+
+
+def _wait(stream: queue.Queue[object], seat: _Seat, idle_check: float, stop: threading.Event | None) -> bool:
+    """Take what the stream brings next (and whatever follows at once); after ``idle_check`` seconds of nothing,
+    mark the view stale anyway. False when ``stop`` was set meanwhile."""
+    waited = 0.0
+    while True:
+        step = idle_check - waited if stop is None else min(_STOP_POLL, idle_check - waited)
+        try:
+            seat.take(stream.get(timeout=max(step, 0.0)))
+            _drain(stream, seat)
+            return True
+        except queue.Empty:
+            waited += step
+        if stop is not None and stop.is_set():
+            return False
+        if waited >= idle_check:
+            seat.result.idle_fetches += 1
+            seat.stale = True
+            return True
+
+
+def _drain(stream: queue.Queue[object], seat: _Seat) -> None:
+    while True:
+        try:
+            seat.take(stream.get_nowait())
+        except queue.Empty:
+            return
+
+
+def _catch_up(stream: queue.Queue[object], seat: _Seat, version: int | None) -> None:
+    """Let the bot observe the events up to ``version`` (None: to the end of the match) before it is asked
+    (within _CATCH_UP seconds)."""
+    until = time.monotonic() + _CATCH_UP
+    while not seat.ended and (version is None or seat.seen[0] < version):
+        left = until - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            seat.take(stream.get(timeout=left))
+        except queue.Empty:
+            break
+    _drain(stream, seat)
+
+
+def _choose(
+    chooser: concurrent.futures.ThreadPoolExecutor | None, bot: Bot, snap: GameSnapshot, timeout: float | None
+) -> engine.Move:
+    try:
+        if chooser is None:
+            return _checked(bot.choose(snap.view, snap.legal))
+        return _checked(chooser.submit(bot.choose, snap.view, snap.legal).result(timeout))
+    except concurrent.futures.TimeoutError:
+        raise Forfeit(f"the bot took more than {timeout}s to move") from None
+    except Forfeit:
+        raise
+    except Exception as exc:
+        raise Forfeit(f"bot.choose raised {exc!r}") from exc
+
+
+# ---------------------------------------------------------------------------------------------------- asyncio
+
+
+async def play_seat_async(
+    target: str | AsyncRefereeClient,
+    game_id: str,
+    token: str,
+    bot: Bot,
+    *,
+    move_timeout: float | None = 10.0,
+    max_rejections: int = 0,
+    reconnect_timeout: float = 60.0,
+    idle_check: float = 5.0,
+    stop: asyncio.Event | None = None,
+) -> SeatResult:
+    """``play_seat`` for asyncio: the bot is asked in a worker thread (``asyncio.to_thread``)."""
+    client = AsyncRefereeClient(target, token) if isinstance(target, str) else target
+    seat = _Seat(game_id, bot, max_rejections)
+    stream: asyncio.Queue[object] = asyncio.Queue()
+    deadline = _Deadline(reconnect_timeout)
+    reader: asyncio.Task[None] | None = None
+
+    async def persist(call: Callable[[], Awaitable[T]]) -> T:
+        while True:
+            try:
+                value = await call()
+                deadline.ok()
+                return value
+            except RefereeError as err:
+                if not err.transient:
+                    raise
+                seat.result.transport_errors += 1
+                await asyncio.sleep(deadline.failed(err))
+
+    async def fetch() -> GameSnapshot:
+        seat.result.fetches += 1
+        return seat.snapshot((await persist(lambda: client.get_game(game_id, token=token))).snapshot)
+
+    async def take_next(timeout: float) -> bool:
+        try:
+            seat.take(await asyncio.wait_for(stream.get(), timeout))
+        except TimeoutError:
+            return False
+        while not stream.empty():
+            seat.take(stream.get_nowait())
+        return True
+
+    async def catch_up(version: int | None) -> None:  # as _catch_up
+        until = time.monotonic() + _CATCH_UP
+        while not seat.ended and (version is None or seat.seen[0] < version):
+            if not await take_next(max(0.0, until - time.monotonic())):
+                return
+
+    async def wait() -> bool:  # as _wait
+        waited = 0.0
+        while True:
+            step = idle_check - waited if stop is None else min(_STOP_POLL, idle_check - waited)
+            if await take_next(max(step, 0.0)):
+                return True
+            waited += step
+            if stop is not None and stop.is_set():
+                return False
+            if waited >= idle_check:
+                seat.result.idle_fetches += 1
+                seat.stale = True
+                return True
+
+    try:
+        snap = await fetch()
+        seat.seen = (snap.version, 2**64)
+        watch = client.watch(game_id, after_version=snap.version, token=token, retry=_STREAM_RETRY,
+                             on_reconnect=lambda _: stream.put_nowait(_Reconnected()))  # fmt: skip
+        reader = asyncio.create_task(_read_async(watch, stream))
+        while True:
+            if stop is not None and stop.is_set():
+                seat.result.stopped = True
+                return seat.result
+            if snap.over:
+                await catch_up(None)
+                return seat.result
+            if not snap.my_turn:
+                if not await wait():
+                    continue
+                if seat.stale:
+                    snap = await fetch()
+                continue
+            await catch_up(snap.version)
+            move = await _choose_async(bot, snap, move_timeout)
+            rid = new_request_id()
+            try:
+                moved = await persist(functools.partial(
+                    client.submit_move, game_id, move, request_id=rid, expected_version=snap.version, token=token
+                ))  # fmt: skip
+            except RefereeError as err:
+                if err.rejected_move:
+                    seat.rejected(err)
+                elif err.code != grpc.StatusCode.ABORTED:
+                    raise
+                snap = await fetch()
+                continue
+            seat.result.moves += 1
+            for event in moved.events:
+                seat.observe(event)
+            snap = seat.snapshot(moved.snapshot)
+    except Forfeit as exc:
+        return seat.forfeit(str(exc))
+    finally:
+        if reader is not None:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+        if isinstance(target, str):
+            await client.close()
+
+
+async def _read_async(watch: Any, stream: asyncio.Queue[object]) -> None:
+    try:
+        async for item in watch:
+            stream.put_nowait(item)
+        stream.put_nowait(_Ended())
+    except asyncio.CancelledError:
+        watch.cancel()
+        raise
+    except Exception as exc:
+        stream.put_nowait(_Ended(exc))
+
+
+async def _choose_async(bot: Bot, snap: GameSnapshot, timeout: float | None) -> engine.Move:
+    try:
+        return _checked(await asyncio.wait_for(asyncio.to_thread(bot.choose, snap.view, snap.legal), timeout))
+    except TimeoutError:
+        raise Forfeit(f"the bot took more than {timeout}s to move") from None
+    except Forfeit:
+        raise
+    except Exception as exc:
+        raise Forfeit(f"bot.choose raised {exc!r}") from exc

@@ -1,0 +1,141 @@
+"""WatchGame through connections that break: the SDK's watch resumes from the last event it delivered, so the
+watcher gets exactly the events of an undisturbed watcher, in order, none twice, none missing."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from clients.sdk import AsyncRefereeClient, GameSnapshot, RefereeClient, RetryPolicy
+from clients.sdk.values import CreatedGame
+from tests.clients.clientkit import H2Proxy, ServerThread, wait_until
+
+FAST = RetryPolicy(attempts=20, initial_backoff=0.02, max_backoff=0.2)
+
+
+@pytest.fixture
+def proxy(referee: ServerThread) -> Iterator[H2Proxy]:
+    p = H2Proxy(referee.address)
+    try:
+        yield p
+    finally:
+        p.close()
+
+
+def _events(items: list[Any]) -> list[dict[str, Any]]:
+    return [i for i in items if isinstance(i, dict)]
+
+
+def _play(client: RefereeClient, game: CreatedGame, rng: random.Random, on_move: Any) -> int:
+    """Random legal moves until the match ends, calling ``on_move(n)`` after each; the number of moves."""
+    tokens = game.tokens
+    n = 0
+    info = client.get_game(game.game_id, token=tokens[0]).snapshot
+    while not info.over:
+        seat = info.to_act
+        assert seat is not None
+        mine = info if info.seat == seat else client.get_game(game.game_id, token=tokens[seat]).snapshot
+        info = client.submit_move(game.game_id, rng.choice(mine.legal), token=tokens[seat]).snapshot
+        n += 1
+        on_move(n)
+    return n
+
+
+def _cutter(proxy: H2Proxy, seen: list[Any], every: int) -> Any:
+    """``on_move`` for ``_play``: every ``every`` moves, once the watcher has the move before, cut its connection
+    (while the events of the move just made may be on the way)."""
+
+    def cut(n: int) -> None:
+        if n % every == 0:
+            assert wait_until(lambda: bool(_events(seen)) and _events(seen)[-1]["version"] >= n - 1)
+            proxy.cut_all()
+
+    return cut
+
+
+def _follow(client: RefereeClient, game_id: str, token: str, out: list[Any], **kwargs: Any) -> threading.Thread:
+    def run() -> None:
+        out.extend(client.watch(game_id, token=token, **kwargs))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_watch_resumes_after_cut_connections_without_gap_or_duplicate(
+    client: RefereeClient, proxy: H2Proxy
+) -> None:
+    game = client.create_game("rummy", ["Ann", "Bob", "Cy"], max_hands=1, allow_spectators=True)
+    reconnections: list[int | None] = []
+    with RefereeClient(proxy.address, retry=FAST) as flaky:
+        steady: list[Any] = []
+        broken: list[Any] = []
+        steady_thread = _follow(client, game.game_id, game.tokens[1], steady)
+        broken_thread = _follow(flaky, game.game_id, game.tokens[1], broken, on_reconnect=reconnections.append)
+        assert wait_until(lambda: bool(steady) and bool(broken))
+
+        moves = _play(client, game, random.Random(7), _cutter(proxy, broken, every=9))
+        steady_thread.join(30)
+        broken_thread.join(30)
+    assert not broken_thread.is_alive()
+    assert isinstance(broken[0], GameSnapshot) and broken[0].version == 0
+    assert sum(isinstance(i, GameSnapshot) for i in broken) == 1  # a resumption sends no second snapshot
+    assert _events(broken) == _events(steady)
+    positions = [(e["version"], e["index"]) for e in _events(broken)]
+    assert positions == sorted(set(positions))
+    assert {v for v, _ in positions} == set(range(1, moves + 1))
+    assert _events(broken)[-1]["kind"] == "match_ended"
+    assert len(reconnections) >= moves // 9 - 1 >= 2  # (a cut after the last event ends nothing)
+    assert reconnections == sorted(reconnections) and len(set(reconnections)) >= moves // 9 - 1
+
+
+def test_a_watch_started_from_a_version_resumes_from_there(client: RefereeClient, proxy: H2Proxy) -> None:
+    game = client.create_game("gin", ["Ann", "Bob"], max_hands=1, allow_spectators=True)
+    rng = random.Random(3)
+    _play_until = 12
+    for _ in range(_play_until):
+        info = client.get_game(game.game_id, token=game.tokens[0]).snapshot
+        seat = info.to_act
+        assert seat is not None
+        legal = client.get_game(game.game_id, token=game.tokens[seat]).legal
+        client.submit_move(game.game_id, rng.choice(legal), token=game.tokens[seat])
+    with RefereeClient(proxy.address, game.spectator_token, retry=FAST) as flaky:
+        late: list[Any] = []
+        thread = _follow(flaky, game.game_id, game.spectator_token or "", late, after_version=5)
+        assert wait_until(lambda: len(late) > 3)
+        proxy.cut_all()
+        _play(client, game, rng, _cutter(proxy, late, every=11))
+        thread.join(30)
+    everything = client.get_replay(game.game_id, token=game.tokens[0]).events
+    expected = [(e["version"], e["index"], e["kind"]) for e in everything if e["version"] > 5]
+    assert [(e["version"], e["index"], e["kind"]) for e in _events(late)] == expected
+    assert not any(isinstance(i, GameSnapshot) for i in late)
+
+
+def test_the_async_watch_resumes_too(client: RefereeClient, proxy: H2Proxy) -> None:
+    game = client.create_game("gin", ["Ann", "Bob"], max_hands=1)
+    seen: list[Any] = []
+    started = threading.Event()
+
+    async def watch() -> int:
+        async with AsyncRefereeClient(proxy.address, game.tokens[0], retry=FAST) as flaky:
+            stream = flaky.watch(game.game_id)
+            async for item in stream:
+                seen.append(item)
+                started.set()
+            return stream.reconnects
+
+    result: list[int] = []
+    thread = threading.Thread(target=lambda: result.append(asyncio.run(watch())), daemon=True)
+    thread.start()
+    assert started.wait(10)
+    moves = _play(client, game, random.Random(5), _cutter(proxy, seen, every=7))
+    thread.join(30)
+    replay = client.get_replay(game.game_id, token=game.tokens[0]).events
+    assert [(e["version"], e["index"]) for e in _events(seen)] == [(e["version"], e["index"]) for e in replay]
+    assert result and result[0] >= moves // 7 - 1 >= 2
