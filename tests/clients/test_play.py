@@ -1,0 +1,301 @@
+"""``rummy play``: card drawing and text (units), and the real program driven through a pseudo-terminal against a
+real referee and a real redis-server (its own zero-setup one, or the suite's referee with ``--referee``)."""
+
+from __future__ import annotations
+
+import codecs
+import fcntl
+import io
+import os
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import engine
+from clients.play import main, parse_option, seat_bots, seed_bytes
+from clients.terminal import events, render
+from clients.terminal.render import RED, RESET, Style, card, detect_style, strip_ansi
+from server.redis_launcher import find_redis_server
+from tests.clients.clientkit import ServerThread
+
+ROOT = Path(__file__).resolve().parents[2]
+COLOR = Style(symbols=True, color=True)
+PLAIN = Style(symbols=True, color=False)
+LETTERS = Style(symbols=False, color=False)
+
+# ------------------------------------------------------------------------------------------- card drawing
+
+
+def test_card_symbols_and_red_suits() -> None:
+    assert card("AS", COLOR) == "A♠"
+    assert card("KC", COLOR) == "K♣"
+    assert card("7H", COLOR) == f"{RED}7♥{RESET}"
+    assert card("TD", COLOR) == f"{RED}10♦{RESET}"
+
+
+def test_card_without_colour_has_no_escape_codes() -> None:
+    assert card("7H", PLAIN) == "7♥"
+    assert card("TD", PLAIN) == "10♦"
+    assert "\x1b" not in render.cards(["AS", "2H", "3D", "4C"], PLAIN)
+
+
+def test_card_letters_when_symbols_are_off() -> None:
+    assert card("7H", LETTERS) == "7H"
+    assert card("TD", LETTERS) == "10D"
+    assert card("QS", Style(symbols=False, color=True)) == "QS"
+    assert card("QD", Style(symbols=False, color=True)) == f"{RED}QD{RESET}"
+
+
+class _Stream(io.TextIOWrapper):
+    """An output stream with a given encoding that is, or is not, a terminal."""
+
+    def __init__(self, encoding: str, tty: bool) -> None:
+        super().__init__(io.BytesIO(), encoding=encoding)
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+def test_style_follows_terminal_encoding_and_no_color() -> None:
+    utf_tty = _Stream("utf-8", tty=True)
+    assert detect_style(utf_tty, environ={}) == Style(symbols=True, color=True)
+    assert detect_style(utf_tty, environ={"NO_COLOR": "1"}) == Style(symbols=True, color=False)
+    assert detect_style(utf_tty, environ={"NO_COLOR": ""}) == Style(symbols=True, color=True)  # set but empty
+    assert detect_style(utf_tty, environ={"TERM": "dumb"}).color is False
+    assert detect_style(utf_tty, no_color=True, environ={}).color is False
+    assert detect_style(utf_tty, ascii_only=True, environ={}).symbols is False
+    assert detect_style(_Stream("ANSI_X3.4-1968", tty=True), environ={}) == Style(symbols=False, color=True)
+    assert detect_style(_Stream("UTF8", tty=False), environ={}) == Style(symbols=True, color=False)
+
+
+def test_hand_is_sorted_by_suit_with_alternating_colours_or_by_rank() -> None:
+    hand = ["2D", "KS", "TH", "AS", "3C", "AD"]
+    assert render.hand_line(hand, PLAIN) == "A♠ K♠   10♥   3♣   A♦ 2♦"
+    assert render.hand_line(hand, PLAIN, by_rank=True) == "A♠ A♦   2♦   3♣   10♥   K♠"
+    assert render.hand_line(hand, LETTERS) == "AS KS   10H   3C   AD 2D"
+
+
+def test_symbols_typed_by_the_player_are_read_as_letters() -> None:
+    assert engine.parse_move(render.card_input("discard 7♥")) == engine.Discard(engine.parse_card("7H"))
+
+
+def test_moves_offered_in_a_stable_order_and_numbered() -> None:
+    legal = [engine.parse_move(t) for t in ("discard 2D", "knock AS", "discard AS", "meld 7H 8H 9H", "layoff 4C 0")]
+    texts = [strip_ansi(render.move(m, COLOR)) for m in render.ordered_moves(legal)]
+    assert texts == ["discard A♠", "discard 2♦", "knock A♠", "meld 7♥ 8♥ 9♥", "layoff 4♣ 0"]
+    grid = render.numbered(texts, width=60)
+    assert sorted(int(n) for n in re.findall(r"(\d+)  [a-z]", grid)) == [1, 2, 3, 4, 5]
+    assert all(f"{i}  {text}" in grid for i, text in enumerate(texts, 1))
+    assert len(grid.splitlines()) == 3  # columns read downwards, as many as fit the width
+    assert len(render.numbered(texts, width=120).splitlines()) == 1
+    draw = render.ordered_moves([engine.DrawDiscard(), engine.DrawStock()])
+    assert [engine.move_text(m) for m in draw] == ["draw stock", "draw discard"]
+
+
+def test_events_read_as_sentences() -> None:
+    names = ["You", "Gin bot"]
+    assert events.describe({"kind": "drew", "seat": 1, "source": "stock"}, names, PLAIN) == (
+        "Gin bot drew from the stock."
+    )
+    assert events.describe({"kind": "drew", "seat": 0, "source": "stock", "card": "5C"}, names, PLAIN) == (
+        "You drew 5♣ from the stock."
+    )
+    assert events.describe({"kind": "discarded", "seat": 1, "card": "TD"}, names, LETTERS) == ("Gin bot discarded 10D.")
+    assert events.describe({"kind": "dealt", "seat": 0, "count": 10}, names, PLAIN) is None
+
+
+def test_reveal_shows_every_hand_and_the_hand_score() -> None:
+    ended = {
+        "kind": "hand_ended", "seat": 1, "hand_no": 0, "reason": "knock", "winner": 1, "points": 12,
+        "hands": [["4H", "5H", "7H"], ["AS", "2S", "AD"]], "hand_values": [16, 4], "scores": [0, 12],
+        "melds": [{"id": 0, "owner": 1, "kind": "run", "cards": ["3D", "4D", "5D"], "layoffs": []}],
+        "knocker": 1, "knocker_deadwood": 4, "defender_deadwood": 16,
+    }  # fmt: skip
+    text = events.reveal(ended, ["You", "Gin bot"], PLAIN)
+    assert "Hand 1 is over: Gin bot knocked and won." in text
+    assert "You      4♥ 5♥ 7♥   (worth 16)" in text
+    assert "Gin bot  A♠ 2♠   A♦   (worth 4)" in text
+    assert "#0 (Gin bot)  3♦ 4♦ 5♦" in text
+    assert "Hand score: Gin bot +12" in text
+    assert "Match score: You 0 · Gin bot 12" in text
+
+
+# --------------------------------------------------------------------------------------------- arguments
+
+
+def test_options_and_bots_from_the_command_line() -> None:
+    assert parse_option("knock_limit=5") == ("knock_limit", 5)
+    assert parse_option("undercut_on_tie=false") == ("undercut_on_tie", False)
+    assert parse_option("first_upcard_rule=take_or_pass") == ("first_upcard_rule", "take_or_pass")
+    with pytest.raises(ValueError):
+        parse_option("knock_limit")
+    assert seat_bots("", "gin", None) == ["strong"]
+    assert seat_bots("gin,random", "rummy", None) == ["gin", "random"]
+    assert seat_bots("random", "rummy", 4) == ["random", "random", "random"]
+    assert seat_bots("", "rummy-g4a", None) == ["strong", "strong"]
+    with pytest.raises(ValueError, match="unknown bot"):
+        seat_bots("nobody", "gin", None)
+    with pytest.raises(ValueError, match="2 bots named for 1"):
+        seat_bots("gin,random", "gin", 2)
+    assert len(seed_bytes("x")) == 32 and seed_bytes("x") == seed_bytes("x") != seed_bytes("y")
+
+
+def test_seed_is_refused_with_a_remote_referee(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["play", "--referee", "127.0.0.1:1", "--seed", "s"]) == 2
+    assert "--seed needs the local referee" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------- the real thing
+
+
+class Terminal:
+    """A program on a pseudo-terminal: ``expect`` a pattern in what it printed (escape codes removed),
+    ``send`` a line as typed."""
+
+    def __init__(self, args: list[str], env: dict[str, str], cols: int = 120, rows: int = 40) -> None:
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        self.process = subprocess.Popen(
+            args, stdin=slave, stdout=slave, stderr=slave, cwd=ROOT, env=env, start_new_session=True
+        )
+        os.close(slave)
+        self.fd = master
+        self.raw = ""
+        self.text = ""
+        self.pos = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def _read(self, timeout: float) -> bool:
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return True
+        try:
+            data = os.read(self.fd, 65536)
+        except OSError:  # EIO: the program has exited and the terminal is closed
+            data = b""
+        if not data:
+            return False
+        self.raw += self._decoder.decode(data)
+        self.text = strip_ansi(self.raw).replace("\r", "")
+        return True
+
+    def expect(self, pattern: str, timeout: float = 15.0) -> re.Match[str]:
+        """Wait for ``pattern`` after what was matched before; returns the match."""
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern)
+        while True:
+            found = regex.search(self.text, self.pos)
+            if found:
+                self.pos = found.end()
+                return found
+            left = deadline - time.monotonic()
+            if (left <= 0 or not self._read(min(left, 0.5))) and not regex.search(self.text, self.pos):
+                raise AssertionError(f"no {pattern!r} in:\n{self.text[-3000:]}")
+
+    def send(self, line: str) -> None:
+        os.write(self.fd, (line + "\r").encode())
+
+    def wait(self, timeout: float = 20.0) -> int:
+        deadline = time.monotonic() + timeout
+        while self.process.poll() is None and time.monotonic() < deadline:
+            self._read(0.1)
+        return self.process.wait(max(0.1, deadline - time.monotonic()))
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        os.close(self.fd)
+
+
+@pytest.fixture
+def terminal() -> Iterator[list[Terminal]]:
+    started: list[Terminal] = []
+    try:
+        yield started
+    finally:
+        for t in started:
+            t.close()
+
+
+def _rummy_play(started: list[Terminal], *args: str, env: dict[str, str] | None = None) -> Terminal:
+    environ = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "REDIS_URL")}
+    environ.update(PYTHONPATH=str(ROOT), TERM="xterm", LANG="C.UTF-8", PYTHONIOENCODING="utf-8", **(env or {}))
+    script = Path(sys.executable).with_name("rummy")  # the console script, once the project is installed
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "clients.play"]
+    t = Terminal([*command, "play", *args], environ)
+    started.append(t)
+    return t
+
+
+@pytest.mark.timeout(90)
+def test_a_hand_played_by_number_through_a_terminal(terminal: list[Terminal]) -> None:
+    """Local referee (its own redis-server), seeded deal, the strong Gin bot: commands, a bad line, a refused
+    move, then move 1 of each list until the hand ends and its reveal and score are shown; then quit."""
+    if find_redis_server() is None:
+        pytest.skip("no redis-server binary")
+    t = _rummy_play(terminal, "--profile", "gin", "--bots", "gin", "--seed", "terminal-test",
+                    "--option", "target_score=500", "--name", "Tester")  # fmt: skip
+    t.expect(r"you are playing against Gin bot\. Type 'help'", timeout=30)
+    t.expect(r"Your hand \(10\):")
+    t.expect(r"Your turn: draw from the stock")
+    t.expect(r"\n> ")
+    assert f"{RED}" in t.raw  # a terminal without NO_COLOR gets red hearts and diamonds
+    assert re.search("[♠♥♦♣]", t.text)
+    t.send("help")
+    t.expect(r"Gin Rummy: two players.*\n(.*\n)*Commands:(.*\n)*  quit ")
+    t.expect(r"\n> ")
+    t.send("xyzzy")
+    t.expect(r"'xyzzy': not a move or a command")
+    t.send("discard 7h")
+    t.expect(r"The referee refused discard 7♥: .*\[[A-Z_]+\]")
+    t.send("hint")
+    t.expect(r"Hint: the strong bot would play (draw stock|draw discard)")
+    t.send("table")
+    t.expect(r"── Gin Rummy \(gin\) · hand 1 · dealer: You ──")
+    t.expect(r"\n> ")
+    for _ in range(200):
+        t.send("1")
+        found = t.expect(r"(Hand 1 is over: [^\n]*)|(\n> )", timeout=20)
+        if found.group(1):
+            break
+    else:
+        raise AssertionError("the hand did not end")
+    t.expect(r"Every hand, face up:\n  You      .*\(worth \d+\)\n  Gin bot  ")
+    t.expect(r"Hand score: (Gin bot \+\d+|You \+\d+|none \(a drawn hand\))")
+    t.expect(r"Match score: You \d+ · Gin bot \d+")
+    t.expect(r"Hand 2 is dealt")
+    t.expect(r"\n> ")
+    t.send("quit")
+    t.expect("Bye!")
+    assert t.wait() == 0
+
+
+@pytest.mark.timeout(60)
+def test_rummy_against_two_bots_on_a_running_referee_without_colour(
+    terminal: list[Terminal], referee: ServerThread
+) -> None:
+    """``--referee`` (the suite's referee over its Redis), three seats, NO_COLOR and letters: no escape codes,
+    the table shows every seat; end of input leaves cleanly."""
+    t = _rummy_play(terminal, "--referee", referee.address, "--profile", "rummy", "--bots", "random,rummy",
+                    "--ascii", env={"NO_COLOR": "1"})  # fmt: skip
+    t.expect(r"Rummy \(rummy\): you are playing against Random bot, Rummy bot\.", timeout=30)
+    t.expect(r"Random bot: \d+ cards.*\nRummy bot: \d+ cards")
+    t.expect(r"Your hand \(7\):  ([2-9AJQK]|10)[SHDC]")
+    t.expect(r"\n> ")
+    assert "\x1b[31m" not in t.raw and not re.search("[♠♥♦♣]", t.text)
+    t.send("1")  # draw stock
+    t.expect(r"You drew .* from the stock\.")
+    t.expect(r"Your turn: meld and lay off as you like, then discard")
+    t.expect(r"\n> ")
+    os.write(t.fd, b"\x04")  # Ctrl-D: end of input
+    assert t.wait() == 0
