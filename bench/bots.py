@@ -6,7 +6,7 @@
   against two random bots, its seat rotating; reports the fraction of hands it won (bar: 0.80). Drawn hands
   (stalled, turn cap) count as not won.
 
-Also the bots' cost per decision (mean and worst, milliseconds; the view conversion included). Run from the
+Also the bots' cost per decision (mean and worst CPU milliseconds; the view conversion included). Run from the
 repository root:
 
     .venv/bin/python bench/bots.py [--gin-matches 100] [--rummy-hands 300] [--seed bench]
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         cost[f"{name}_worst_ms"] = round(1000 * clock.worst.get(name, 0.0), 3)
         cost[f"{name}_moves"] = clock.calls.get(name, 0)
         print(f"{name} bot: {clock.calls.get(name, 0)} decisions, {clock.per_move_ms(name):.3f} ms mean, "
-              f"{1000 * clock.worst.get(name, 0.0):.2f} ms worst")
+              f"{1000 * clock.worst.get(name, 0.0):.2f} ms worst (CPU time)")
     ok = gin_rate >= GIN_BAR and rummy_rate >= RUMMY_BAR
     print(json.dumps({
         "gin_match_win_rate": round(gin_rate, 4), "rummy_hand_win_rate": round(rummy_rate, 4), **gin, **rummy,

@@ -17,7 +17,7 @@ from engine import GameState, Move, Rules, apply, event_for, legal_moves, new_ga
 
 @dataclass(slots=True)
 class MoveClock:
-    """Decisions and time spent per bot name."""
+    """Decisions and CPU time spent per bot name (CPU time: a busy machine does not inflate it)."""
 
     calls: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
@@ -58,11 +58,11 @@ def play_match(
         seat = state.to_act
         legal = legal_moves(state)
         bot = bots[seat]
-        start = time.perf_counter()
+        start = time.process_time()
         v = View.from_engine(view(state, seat), rules_dict)
         move = bot.choose(v, legal)
         if clock is not None:
-            clock.add(bot.name, time.perf_counter() - start)
+            clock.add(bot.name, time.process_time() - start)
         if on_move is not None:
             on_move(state, seat, v, legal, move)
         state, events = apply(state, seat, move)
