@@ -41,8 +41,8 @@ def _parser() -> argparse.ArgumentParser:
         "--bots",
         default="",
         metavar="NAME,NAME",
-        help=f"the bots of the other seats, in seat order ({', '.join(BOTS)}; default: strong; "
-        "the last one fills any seat left)",
+        help=f"the bots of the other seats, in seat order ({', '.join(BOTS)}; default: strong, which plays "
+        "the gin or the rummy bot by the game; the last name fills any seat left)",
     )
     play.add_argument(
         "--option",

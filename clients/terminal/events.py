@@ -25,17 +25,17 @@ _REASONS = {
 }
 
 
-def describe(event: Mapping[str, Any], names: Sequence[str], style: Style) -> str | None:
-    """One event as a line (or a few), or None for events not worth a line (``dealt``: the hand is drawn)."""
+def describe(
+    event: Mapping[str, Any], names: Sequence[str], style: Style, rules: Mapping[str, Any] | None = None
+) -> str | None:
+    """One event as a line (or a few), or None for events not worth a line (``dealt``: the hand is drawn).
+    ``rules`` (the game's options) adds what a variant makes of the deal (Oklahoma's knock limit)."""
     kind = event["kind"]
     seat = event.get("seat", -1)
     who = names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "?"
     c = str(event.get("card") or "")
     if kind == "hand_started":
-        upcard = cards([event["upcard"]], style)
-        text = f"Hand {int(event['hand_no']) + 1} is dealt: {names[int(event['dealer'])]} deals, upcard {upcard}"
-        first = names[int(event["to_act"])]
-        return style.bold(text) + (", you play first." if first == "You" else f", {first} plays first.")
+        return _hand_started(event, names, style, rules or {})
     if kind == "drew":
         if event.get("source") == "stock":
             return f"{who} drew {cards([c], style)} from the stock." if c else f"{who} drew from the stock."
@@ -50,7 +50,7 @@ def describe(event: Mapping[str, Any], names: Sequence[str], style: Style) -> st
         return style.bold(f"{who} went BIG GIN:") + "\n" + _melds(event.get("melds", ()), names, style)
     if kind == "melded":
         meld = event["meld"]
-        return f"{who} melded {meld_line(int(meld['id']), meld['cards'], names[int(meld['owner'])], style)}."
+        return f"{who} melded #{meld['id']}: {cards(meld['cards'], style)}."
     if kind == "laid_off":
         return f"{who} laid off {cards([c], style)} on #{event['meld_id']}."
     if kind == "declared":
@@ -63,6 +63,17 @@ def describe(event: Mapping[str, Any], names: Sequence[str], style: Style) -> st
     if kind == "match_ended":
         return match_over(event, names, style)
     return None
+
+
+def _hand_started(event: Mapping[str, Any], names: Sequence[str], style: Style, rules: Mapping[str, Any]) -> str:
+    dealer, first = names[int(event["dealer"])], names[int(event["to_act"])]
+    deals = "you deal" if dealer == "You" else f"{dealer} deals"
+    text = f"Hand {int(event['hand_no']) + 1} is dealt: {deals}, upcard {cards([event['upcard']], style)}"
+    if rules.get("oklahoma"):
+        limit = event.get("knock_limit")
+        text += f" (Oklahoma: knock limit {limit}" if limit else " (Oklahoma: gin only"
+        text += ", spades double)" if rules.get("spades_double") and event["upcard"][-1] == "S" else ")"
+    return style.bold(text) + (", you play first." if first == "You" else f", {first} plays first.")
 
 
 def _knocked(event: Mapping[str, Any], who: str, names: Sequence[str], style: Style) -> str:

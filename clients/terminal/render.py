@@ -191,7 +191,11 @@ def scores_line(view: View, names: Sequence[str], target: int | None) -> str:
     parts = " · ".join(f"{names[i]} {s}" for i, s in enumerate(view.scores))
     games = view.extra.get("games")
     if games:
-        parts += "   (Hollywood games: " + " | ".join("-".join(str(x) for x in g) for g in games) + ")"
+        ended = view.extra.get("games_ended") or ()
+        parts += "   Hollywood: " + " · ".join(
+            f"game {g + 1} {'-'.join(str(x) for x in points)}" + (" (over)" if g < len(ended) and ended[g] else "")
+            for g, points in enumerate(games)
+        )
     return parts + (f"   (playing to {target})" if target else "")
 
 

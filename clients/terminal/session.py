@@ -12,7 +12,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -104,6 +104,7 @@ class Session:
         self.title = title
         self.bots = bots
         self.names: list[str] = []
+        self.rules: Mapping[str, Any] = {}
         self.by_rank = False
         self.hint_bot = StrongBot()
         self.completions: list[str] = list(_COMMANDS)
@@ -127,6 +128,7 @@ class Session:
             raise RuntimeError(f"the stream began with {first!r}, not a snapshot")
         self._seen = (first.version, 2**32)
         self._learn_names(first)
+        self.rules = first.view.rules
         return first
 
     def _read(self) -> None:
@@ -150,7 +152,7 @@ class Session:
             return
         self._seen = position
         self.hint_bot.observe(item)
-        text = describe(item, self.names, self.style)
+        text = describe(item, self.names, self.style, self.rules)
         if text:
             self.say(text)
 
@@ -201,9 +203,10 @@ class Session:
                 self.catch_up(snap.version, until_end=True)
                 return True
             if not snap.my_turn:
-                self.pump(0.5)
-                for b in self.bots:
-                    trouble = b.trouble()
+                idle = 0
+                while not self.pump(0.5) and idle < 4 and not self._ended:  # a look every 2 s without events
+                    idle += 1
+                    trouble = next((t for t in (b.trouble() for b in self.bots) if t), None)
                     if trouble:
                         self.say(trouble)
                         return False
