@@ -21,7 +21,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer  # grpc_health.v1.health.aio.HealthServicer
 
-from server.grpc_api import SERVICE_NAME, create_server, shutdown, watch_storage
+from server.grpc_api import SERVICE_NAME, create_server, set_serving, shutdown, watch_storage
 from server.redis_launcher import RedisLaunchError, RedisProcess, default_data_dir, start_redis
 from server.service import Referee
 from server.store import GameStore, connect
@@ -81,6 +81,7 @@ async def serve(args: argparse.Namespace) -> None:
         referee = Referee(store, organizer_token=args.organizer_token or None)
         health = HealthServicer()
         server, port = create_server(f"{args.host}:{args.port}", referee, health_servicer=health)
+        await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
         await server.start()
         monitor = asyncio.create_task(watch_storage(referee, health))
         print(f"rummy-referee listening on {args.host}:{port}", flush=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 
 from server.errors import ShuttingDown, TooMuch
@@ -39,6 +39,22 @@ class EventHub:
         self._block_ms = block_ms
         self._feeds: dict[str, _Feed] = {}
         self._closed = False
+        self._streams = 0
+        self._no_streams = asyncio.Event()
+        self._no_streams.set()
+
+    @contextlib.asynccontextmanager
+    async def stream(self) -> AsyncIterator[None]:
+        """Count one live client stream (a transport wraps each watch, its final status included, in this), so
+        that close() can wait for the streams it ended to be told why."""
+        self._streams += 1
+        self._no_streams.clear()
+        try:
+            yield
+        finally:
+            self._streams -= 1
+            if not self._streams:
+                self._no_streams.set()
 
     async def follow(self, game_id: str, after: Position) -> AsyncGenerator[StoredEvent, None]:
         """Every event of the game after position ``after``, in order, each once, until the caller stops."""
@@ -69,6 +85,8 @@ class EventHub:
         feed = self._feeds.get(game_id)
         if feed is None:
             cursor = await self._store.last_position(game_id)
+            if self._closed:  # close() ran while we waited: it could not tell this watcher
+                raise _shutting_down()
             feed = self._feeds.get(game_id)  # another watcher may have created it meanwhile
             if feed is None:
                 feed = self._feeds[game_id] = _Feed(cursor)
@@ -112,8 +130,9 @@ class EventHub:
         for queue in list(feed.watchers):
             self._offer(feed, queue, exc)
 
-    async def close(self) -> None:
-        """End every watch (with UNAVAILABLE: reconnect and resume) and stop every feed."""
+    async def close(self, drain_s: float = 5.0) -> None:
+        """End every watch (with UNAVAILABLE: reconnect and resume), stop every feed, and wait up to ``drain_s``
+        seconds for the counted streams to finish."""
         self._closed = True
         feeds, self._feeds = list(self._feeds.values()), {}
         for feed in feeds:
@@ -125,6 +144,8 @@ class EventHub:
             if feed.task is not None:
                 with contextlib.suppress(asyncio.CancelledError):
                     await feed.task
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._no_streams.wait(), drain_s)
 
 
 def _shutting_down() -> ShuttingDown:

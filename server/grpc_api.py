@@ -142,17 +142,18 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         return rpb.ValidateMoveResponse(version=version)
 
     async def WatchGame(self, request: rpb.WatchGameRequest, context: Context) -> AsyncIterator[rpb.WatchGameResponse]:
-        try:
-            token = _bearer(context, required=True)
-            after = request.after_version if request.HasField("after_version") else None
-            index = request.after_index if request.HasField("after_index") else None
-            async for update in self.referee.watch(request.game_id, token, after, index):
-                if "snapshot" in update:
-                    yield rpb.WatchGameResponse(snapshot=codec.view_to_proto(update["snapshot"]))
-                else:
-                    yield rpb.WatchGameResponse(event=codec.event_to_proto(update["event"]))
-        except Exception as exc:
-            await _fail(context, exc)
+        async with self.referee.hub.stream():
+            try:
+                token = _bearer(context, required=True)
+                after = request.after_version if request.HasField("after_version") else None
+                index = request.after_index if request.HasField("after_index") else None
+                async for update in self.referee.watch(request.game_id, token, after, index):
+                    if "snapshot" in update:
+                        yield rpb.WatchGameResponse(snapshot=codec.view_to_proto(update["snapshot"]))
+                    else:
+                        yield rpb.WatchGameResponse(event=codec.event_to_proto(update["event"]))
+            except Exception as exc:
+                await _fail(context, exc)
 
     async def GetReplay(self, request: rpb.GetReplayRequest, context: Context) -> rpb.GetReplayResponse:
         return await _guard(context, self._get_replay(request, context))
@@ -234,6 +235,6 @@ async def shutdown(server: grpc.aio.Server, referee: Referee, health_servicer: H
     """Graceful stop: NOT_SERVING first, end the watch streams (clients resume elsewhere), let the unary calls
     in flight finish within ``grace`` seconds, then close the storage connections."""
     await health_servicer.enter_graceful_shutdown()
-    await referee.hub.close()
+    await referee.hub.close(drain_s=min(grace, 5.0))
     await server.stop(grace)
     await referee.store.close()

@@ -108,7 +108,7 @@ def test_serve_starts_its_own_redis_and_stops_it(serve: Serve, data_dir: Path) -
     assert code == 0, log
     with pytest.raises(grpc.RpcError) as ended:  # the watch ended on shutdown: the client resumes elsewhere
         next(watch)
-    assert ended.value.code() == grpc.StatusCode.UNAVAILABLE and reason_of(ended.value) == "SHUTTING_DOWN"
+    assert ended.value.code() == grpc.StatusCode.UNAVAILABLE and reason_of(ended.value) == "SHUTTING_DOWN", log
     client.close()
     assert _health_command(serve.address) == 1
     pid = int(re.search(r"started redis-server pid (\d+)", log).group(1))  # type: ignore[union-attr]
