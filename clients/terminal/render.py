@@ -25,6 +25,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 #: Display order of the suits: colours alternate (black, red, black, red).
 _SUIT_ORDER = {"S": 0, "H": 1, "C": 2, "D": 3}
 _RANKS = "A23456789TJQK"
+_RANK_WORDS = frozenset({*_RANKS, "10"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,9 +138,6 @@ def move(m: engine.Move, style: Style, view: View | None = None) -> str:
             dead = engine.min_deadwood(left)
             shown += " (gin)" if dead == 0 else f" (deadwood {dead})"
     return shown
-
-
-_RANK_WORDS = frozenset({"A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K", "10"})
 
 
 def _move_order(m: engine.Move) -> tuple[int, int]:

@@ -124,6 +124,8 @@ class Session:
         self._watch = self.client.watch(self.game_id)
         threading.Thread(target=self._read, daemon=True, name="watch").start()
         first = self._stream.get(timeout=30)
+        if isinstance(first, _Ended) and first.error is not None:
+            raise first.error
         if not isinstance(first, GameSnapshot):
             raise RuntimeError(f"the stream began with {first!r}, not a snapshot")
         self._seen = (first.version, 2**32)

@@ -202,15 +202,18 @@ class Terminal:
                 raise AssertionError(f"no {pattern!r} in:\n{self.text[-3000:]}")
 
     def send(self, line: str) -> None:
+        """Type ``line`` and Enter."""
         os.write(self.fd, (line + "\r").encode())
 
     def wait(self, timeout: float = 20.0) -> int:
+        """The program's exit status (its last output is read meanwhile)."""
         deadline = time.monotonic() + timeout
         while self.process.poll() is None and time.monotonic() < deadline:
             self._read(0.1)
         return self.process.wait(max(0.1, deadline - time.monotonic()))
 
     def close(self) -> None:
+        """Kill the program if it still runs; close the terminal."""
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
@@ -252,7 +255,7 @@ def test_a_hand_played_by_number_through_a_terminal(terminal: list[Terminal]) ->
     assert f"{RED}" in t.raw  # a terminal without NO_COLOR gets red hearts and diamonds
     assert re.search("[♠♥♦♣]", t.text)
     t.send("help")
-    t.expect(r"Gin Rummy: two players.*\n(.*\n)*Commands:(.*\n)*  quit ")
+    t.expect(r"(?s)Gin Rummy: two players.*?Commands:.*?  quit ")
     t.expect(r"\n> ")
     t.send("xyzzy")
     t.expect(r"'xyzzy': not a move or a command")
