@@ -33,7 +33,7 @@ from clients.sdk._core import new_request_id
 
 T = TypeVar("T")
 
-#: Events after which the seat that acted certainly still holds the turn: no need to look at the view.
+#: Events after which the seat that acted still holds the turn.
 _TURN_STAYS = frozenset({"drew", "melded", "laid_off", "dealt"})
 #: How the event stream reconnects: without giving up (the calls' own deadline decides when to give up).
 _STREAM_RETRY = RetryPolicy(attempts=2**31, initial_backoff=0.05, max_backoff=1.0)
@@ -97,7 +97,9 @@ class _Seat:
         self.result = SeatResult(game_id, None)
         self.seen: tuple[int, int] = (-1, 0)  # position of the last event observed
         self.stale = False  # an event or a reconnection since the last view: the turn must be checked
-        self.to_act: int | None = None  # the seat to act in the last view
+        self.to_act: int | None = None  # the seat to act, as the last view and the events since tell
+        self.me: int | None = None
+        self.players = 0
         self.ended = False  # the stream delivered match_ended, or ended
 
     def observe(self, event: dict[str, Any]) -> bool:
@@ -110,10 +112,27 @@ class _Seat:
             self.bot.observe(event)
         except Exception as exc:
             raise Forfeit(f"bot.observe raised {exc!r}") from exc
-        if event["kind"] not in _TURN_STAYS or event.get("seat") != self.to_act:
+        if self._may_pass_turn(event):
             self.stale = True
         if event["kind"] == "match_ended":
             self.ended = True
+        return True
+
+    def _may_pass_turn(self, event: Mapping[str, Any]) -> bool:
+        """Whether after ``event`` this seat may hold the turn (then its view is fetched). Only plain cases are
+        followed (a discard passes the turn to the next seat, a new hand names its first player, a draw or a
+        meld keeps it); anything else says yes, and a wrong guess costs one GetGame."""
+        kind, actor = event["kind"], event.get("seat")
+        if kind in _TURN_STAYS and actor == self.to_act:
+            return False
+        if self.me is None or not self.players:
+            return True
+        if kind == "discarded" and isinstance(actor, int) and actor >= 0:
+            self.to_act = (actor + 1) % self.players
+            return self.to_act == self.me
+        if kind == "hand_started" and isinstance(event.get("to_act"), int):
+            self.to_act = int(event["to_act"])
+            return self.to_act == self.me
         return True
 
     def take(self, item: object) -> None:
@@ -132,7 +151,8 @@ class _Seat:
     def snapshot(self, snap: GameSnapshot) -> GameSnapshot:
         """Take a fresh view."""
         self.result.final = snap
-        self.result.seat = snap.seat
+        self.result.seat = self.me = snap.seat
+        self.players = snap.view.players
         self.to_act = snap.to_act
         self.stale = False
         return snap
