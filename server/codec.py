@@ -8,6 +8,8 @@ in text form) plus the server's additions (version, seats, legal moves).
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -155,8 +157,22 @@ def settings_to_proto(settings: Mapping[str, Any]) -> pb.GameSettings:
     )
 
 
+_SIMPLE_MOVES: dict[tuple[str, str], pb.Move] = {}  # (kind, card) -> message, for moves without melds
+
+
 def move_to_proto(d: Mapping[str, Any]) -> pb.Move:
-    """A Move message from ``engine.move_to_dict`` output."""
+    """A Move message from ``engine.move_to_dict`` output (do not modify it: simple moves are shared)."""
+    kind = d["kind"]
+    if kind in ("discard", "knock", "draw_stock", "draw_discard", "pass", "done") and "melds" not in d:
+        key = (kind, d.get("card") or d.get("discard") or "")
+        move = _SIMPLE_MOVES.get(key)
+        if move is None:
+            move = _SIMPLE_MOVES[key] = _move_to_proto(d)
+        return move
+    return _move_to_proto(d)
+
+
+def _move_to_proto(d: Mapping[str, Any]) -> pb.Move:
     kind = d["kind"]
     if kind == "draw_stock":
         return pb.Move(draw_stock=pb.Move.DrawStock())
@@ -212,6 +228,13 @@ def event_to_proto(d: Mapping[str, Any]) -> pb.Event:
 
 
 def _hand_result(d: Mapping[str, Any]) -> pb.HandResult:
+    # The same hand result comes with every view until the next hand ends: encode it once.
+    return _hand_result_of(json.dumps(d, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=1024)
+def _hand_result_of(text: str) -> pb.HandResult:
+    d = json.loads(text)
     result = pb.HandResult(
         hand_number=d["hand_no"], reason=d["reason"], points=d["points"],
         hands=[pb.Cards(cards=h) for h in d["hands"]], hand_values=d["hand_values"], scores=d["scores"],

@@ -12,11 +12,14 @@ of a stored response is byte-for-byte the original once encoded.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import hmac
+import itertools
 import json
 import re
 import secrets
+from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
@@ -63,11 +66,45 @@ def _check_name(name: str, *, required: bool) -> None:
         raise BadRequest("INVALID_NAME", f"a display name is 1..{MAX_NAME} printable characters")
 
 
-def _state(game: StoredGame) -> engine.GameState:
-    try:
-        return engine.state_from_json(game.state_json)
-    except Exception as exc:  # a stored state that does not load is a bug, never the caller's fault
-        raise RuntimeError(f"game {game.game_id}: stored state does not load") from exc
+@functools.lru_cache(maxsize=4096)
+def _meta(raw: bytes) -> dict[str, Any]:
+    """A game's parsed meta (profile, seat labels, spectators): parsed once per distinct value, never mutated."""
+    meta: dict[str, Any] = json.loads(raw)
+    return meta
+
+
+# Commit ids only need to be unique among the commits of one game: a random prefix per process and a counter.
+_commit_ids = (f"{secrets.token_hex(8)}-{n}" for n in itertools.count())
+
+
+class _StateCache:
+    """Parsed states of recently played games, so that a move on a game this process just served skips the JSON
+    parse. Keyed by game id; used only when Redis holds exactly the same version and bytes (Redis stays the
+    authority: another process's move simply misses)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._states: OrderedDict[str, tuple[int, bytes, engine.GameState]] = OrderedDict()
+
+    def get(self, game: StoredGame) -> engine.GameState:
+        """The state stored in ``game`` (from the cache when it is the very same)."""
+        hit = self._states.get(game.game_id)
+        if hit is not None and hit[0] == game.version and hit[1] == game.state_json:
+            self._states.move_to_end(game.game_id)
+            return hit[2]
+        try:
+            state = engine.state_from_json(game.state_json)
+        except Exception as exc:  # a stored state that does not load is a bug, never the caller's fault
+            raise RuntimeError(f"game {game.game_id}: stored state does not load") from exc
+        self.put(game.game_id, game.version, game.state_json, state)
+        return state
+
+    def put(self, game_id: str, version: int, state_json: bytes, state: engine.GameState) -> None:
+        """Remember the state just committed as ``version``."""
+        self._states[game_id] = (version, state_json, state)
+        self._states.move_to_end(game_id)
+        if len(self._states) > self._size:
+            self._states.popitem(last=False)
 
 
 class Referee:
@@ -85,6 +122,7 @@ class Referee:
         self.hub = hub or EventHub(store)
         self._organizer_hash = token_hash(organizer_token) if organizer_token else None
         self._max_attempts = max_attempts
+        self._states = _StateCache()
 
     # ---------------------------------------------------------------------------------------- authorization
 
@@ -100,11 +138,14 @@ class Referee:
         compared (in constant time), whatever matches, so timing says nothing about the token."""
         if token is None:
             return None
-        presented = token_hash(token).encode()
+        presented = token_hash(token)
+        meta = _meta(game.meta)
         found: Caller | None = None
-        for role, stored in game.auth.items():
-            if hmac.compare_digest(presented, stored):
-                found = Caller("spectator") if role == "spectator" else Caller("seat", int(role))
+        for seat_no, seat in enumerate(meta["seats"]):
+            if seat["auth"] and hmac.compare_digest(presented, seat["auth"]):
+                found = Caller("seat", seat_no)
+        if meta["spectator"] and hmac.compare_digest(presented, meta["spectator"]):
+            found = Caller("spectator")
         return found
 
     def authorize(self, game: StoredGame, token: str | None) -> Caller:
@@ -124,25 +165,22 @@ class Referee:
     # ------------------------------------------------------------------------------------------ views
 
     @staticmethod
-    def _seats(game: StoredGame, meta: Mapping[str, Any]) -> list[dict[str, Any]]:
-        return [
-            {"name": game.names.get(i, ""), "kind": seat["kind"], "open": str(i) not in game.auth}
-            for i, seat in enumerate(meta["seats"])
-        ]
+    def _seats(meta: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return [{"name": seat["name"], "kind": seat["kind"], "open": not seat["auth"]} for seat in meta["seats"]]
 
     def _view(self, game: StoredGame, state: engine.GameState, version: int, viewer: int, role: str) -> dict[str, Any]:
         view = engine.view(state, viewer)
-        view.update(game_id=game.game_id, version=version, role=role, seats=self._seats(game, json.loads(game.meta)))
+        view.update(game_id=game.game_id, version=version, role=role, seats=self._seats(_meta(game.meta)))
         if role == "seat" and state.to_act == viewer and state.phase != "match_over":
             view["legal_moves"] = [engine.move_to_dict(m) for m in engine.legal_moves(state)]
         return view
 
     def _settings(self, game: StoredGame, rules: engine.Rules) -> dict[str, Any]:
-        meta = json.loads(game.meta)
+        meta = _meta(game.meta)
         return {
             "profile": meta["profile"],
             "options": rules.to_dict(),
-            "seats": self._seats(game, meta),
+            "seats": self._seats(meta),
             "spectators": meta["spectators"],
             "organizer_deals": meta["organizer_deals"],
         }
@@ -181,30 +219,23 @@ class Referee:
         spectator_token = secrets.token_urlsafe(32) if spec.allow_spectators else ""
         meta = {
             "profile": profile,
-            "seats": [{"kind": seat.kind} for seat in spec.seats],
+            "seats": [
+                {"kind": seat.kind, "name": seat.name, "auth": token_hash(tokens[i]) if i in tokens else ""}
+                for i, seat in enumerate(spec.seats)
+            ],
+            "spectator": token_hash(spectator_token) if spectator_token else "",
             "spectators": spec.allow_spectators,
             "organizer_deals": bool(spec.presets or spec.seed is not None),
         }
-        fields: dict[str, str | bytes] = {
+        fields = {
             "state": engine.state_to_json(state),
             "version": "0",
             "meta": json.dumps(meta),
             "start": json.dumps(engine.view(state, engine.REFEREE)),
         }
-        for seat_no, seat in enumerate(spec.seats):
-            if seat.name:
-                fields[f"name:{seat_no}"] = seat.name
-        for seat_no, seat_token in tokens.items():
-            fields[f"auth:{seat_no}"] = token_hash(seat_token)
-        if spectator_token:
-            fields["auth:spectator"] = token_hash(spectator_token)
         if not await self.store.create(game_id, fields, []):
             raise RuntimeError("a fresh random game id was taken")
-        created = StoredGame(
-            game_id=game_id, state_json=b"", version=0, meta=json.dumps(meta).encode(),
-            auth={k.removeprefix("auth:"): b"" for k in fields if k.startswith("auth:")},
-            names={i: seat.name for i, seat in enumerate(spec.seats) if seat.name}, idem_record=None,
-        )  # fmt: skip
+        created = StoredGame(game_id, fields["state"].encode(), 0, fields["meta"].encode(), None)
         return {
             "game_id": game_id,
             "tokens": tokens,
@@ -217,12 +248,11 @@ class Referee:
         """Take an open seat (the lowest one when ``seat`` is None): the seat and its new token."""
         _check_name(name, required=True)
         game = await self._load(game_id)
-        n_seats = len(json.loads(game.meta)["seats"])
-        if seat is not None and not 0 <= seat < n_seats:
+        if seat is not None and not 0 <= seat < len(_meta(game.meta)["seats"]):
             raise BadRequest("INVALID_SEAT", f"no seat {seat} in this game")
         seat_token = secrets.token_urlsafe(32)
         taken = await self.store.join(
-            game_id, seat=-1 if seat is None else seat, n_seats=n_seats, token_hash=token_hash(seat_token), name=name
+            game_id, seat=-1 if seat is None else seat, token_hash=token_hash(seat_token), name=name
         )
         if taken == -2:
             raise GameNotFound("GAME_NOT_FOUND", f"no game {game_id}")
@@ -234,7 +264,7 @@ class Referee:
         """The caller's view and the game's settings."""
         game = await self._load(game_id)
         caller = self.authorize(game, token)
-        state = _state(game)
+        state = self._states.get(game)
         return {
             "view": self._view(game, state, game.version, caller.viewer, caller.role),
             "settings": self._settings(game, state.rules),
@@ -247,7 +277,7 @@ class Referee:
         game = await self._load(game_id)
         seat = self._mover(game, token)
         _check_version(game.version, expected_version)
-        engine.apply(_state(game), seat, move)
+        engine.apply(self._states.get(game), seat, move)
         return game.version
 
     def _mover(self, game: StoredGame, token: str | None) -> int:
@@ -276,26 +306,29 @@ class Referee:
             if game.idem_record is not None:
                 return _replayed(game.idem_record, move_hash)
             _check_version(game.version, expected_version)
-            new_state, events = engine.apply(_state(game), seat, move)
+            new_state, events = engine.apply(self._states.get(game), seat, move)
             version = game.version + 1
-            stored = [StoredEvent(version, i, json.dumps(e.to_dict()).encode()) for i, e in enumerate(events, 1)]
             response = {
                 "version": version,
-                "events": [self._event_for(e, seat) for e in stored],
+                "events": [
+                    {**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)
+                ],
                 "view": self._view(game, new_state, version, seat, "seat"),
             }
             record = (move_hash + json.dumps(response, separators=(",", ":"))).encode() if idem_field else b""
+            new_json = engine.state_to_json(new_state)
             result = await self.store.commit(
                 game_id,
                 base_version=game.version,
-                state_json=engine.state_to_json(new_state),
-                commit_id=secrets.token_hex(8),
-                events=[e.payload.decode() for e in stored],
+                state_json=new_json,
+                commit_id=next(_commit_ids),
+                events=[json.dumps(e.to_dict()) for e in events],
                 idem_field=idem_field or "",
                 idem_record=record,
                 match_over=new_state.phase == "match_over",
             )
             if result.outcome == "ok":
+                self._states.put(game_id, version, new_json.encode(), new_state)
                 return response
             if result.outcome == "dup":
                 return _replayed(result.record, move_hash)
@@ -313,7 +346,7 @@ class Referee:
         after_index), or after the whole of after_version when after_index is None."""
         game = await self._load(game_id)
         caller = self.authorize(game, token)
-        state = _state(game)
+        state = self._states.get(game)
         if after_version is None:
             if after_index is not None:
                 raise BadRequest("INVALID_POSITION", "after_index needs after_version")
@@ -344,7 +377,7 @@ class Referee:
         if not 0 <= max_events <= REPLAY_PAGE_MAX:
             raise BadRequest("INVALID_PAGE_SIZE", f"max_events is 0..{REPLAY_PAGE_MAX}")
         game = await self._load(game_id)
-        state = _state(game)
+        state = self._states.get(game)
         if not self.is_organizer(token) and state.phase != "match_over":
             if token is None:
                 raise Unauthenticated("MISSING_TOKEN", "before the match is over a replay needs a token")
@@ -359,7 +392,7 @@ class Referee:
         events = await self.store.events_since(game_id, after, count=fetch)
         page, more = _whole_versions(events, limit, fetched_all=len(events) < fetch)
         initial = {**json.loads(start), "game_id": game_id, "version": 0, "role": "referee"}
-        initial["seats"] = self._seats(game, json.loads(game.meta))
+        initial["seats"] = self._seats(_meta(game.meta))
         return {
             "settings": self._settings(game, state.rules),
             "initial": initial,

@@ -3,8 +3,9 @@
 Every key of one game shares the Cluster hash tag of its id, so one Lua script can touch them all:
 
 - ``game:{<id>}`` (hash): ``state`` (engine JSON), ``version`` (moves committed so far), ``meta`` (JSON: profile,
-  seat labels, spectators allowed), ``commit`` (id of the last commit), ``auth:<seat>`` / ``auth:spectator``
-  (sha256 of the tokens), ``name:<seat>``, ``idem:<seat>:<request_id>`` (idempotency records).
+  spectators allowed, each seat's label, display name and token hash ("" while open), the spectator token
+  hash), ``start`` (the referee's view at creation), ``commit`` (id of the last commit),
+  ``idem:<token hash prefix>:<request_id>`` (idempotency records).
 - ``game:{<id>}:events`` (stream): every event with every card (engine ``Event.to_dict`` JSON), entry id
   ``<version>-<index>``, so that "everything after version v" is the range after ``v-<max>``.
 
@@ -14,8 +15,9 @@ unreachable surfaces as ``StoreUnavailable``; any other Redis error is a bug and
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
@@ -48,21 +50,28 @@ def events_key(game_id: str) -> str:
     return f"game:{{{game_id}}}:events"
 
 
-def connect(url: str, *, cluster: bool = False, socket_timeout: float = 5.0) -> RedisClient:
-    """A Redis client for ``url``; ``cluster`` (or a ``redis-cluster://`` URL) gives a Redis Cluster client."""
+def connect(url: str, *, cluster: bool = False) -> RedisClient:
+    """A Redis client for ``url``; ``cluster`` (or a ``redis-cluster://`` URL) gives a Redis Cluster client.
+
+    No socket timeout in redis-py itself (it costs an extra asyncio task per command): GameStore bounds every
+    operation with one cheap ``asyncio.timeout`` instead."""
     if url.startswith("redis-cluster://"):
         url, cluster = "redis://" + url.removeprefix("redis-cluster://"), True
     # Few, quick retries: a Redis that is down must become UNAVAILABLE in well under a second, not after 10 tries.
     retry = Retry(ExponentialBackoff(cap=0.05, base=0.01), 2)
     if cluster:
-        return RedisCluster.from_url(url, socket_timeout=socket_timeout, socket_connect_timeout=2.0, retry=retry)
-    return aioredis.Redis.from_url(url, socket_timeout=socket_timeout, socket_connect_timeout=2.0, retry=retry)
+        return RedisCluster.from_url(url, socket_timeout=None, socket_connect_timeout=2.0, retry=retry)
+    return aioredis.Redis.from_url(url, socket_timeout=None, socket_connect_timeout=2.0, retry=retry)
 
 
-@contextlib.contextmanager
-def _redis_errors() -> Iterator[None]:
+@contextlib.asynccontextmanager
+async def _redis_errors(seconds: float) -> AsyncIterator[None]:
+    """Bound one Redis operation in time, and turn "Redis cannot serve" into StoreUnavailable."""
     try:
-        yield
+        async with asyncio.timeout(seconds):
+            yield
+    except TimeoutError as exc:  # asyncio's: the operation took too long (redis-py drops that connection)
+        raise StoreUnavailable(f"Redis did not answer within {seconds}s") from exc
     except (rexc.ConnectionError, rexc.TimeoutError, rexc.ClusterError, OSError) as exc:
         raise StoreUnavailable(str(exc) or type(exc).__name__) from exc
     except rexc.ResponseError as exc:
@@ -79,8 +88,6 @@ class StoredGame:
     state_json: bytes
     version: int
     meta: bytes
-    auth: Mapping[str, bytes]  # "0".."5", "spectator" -> sha256 hex of the token (only taken seats)
-    names: Mapping[int, str]
     idem_record: bytes | None
 
 
@@ -107,21 +114,22 @@ def _script(name: str) -> str:
     return resources.files("server").joinpath("lua", name).read_text(encoding="utf-8")
 
 
-_LOAD_FIELDS: tuple[str, ...] = (
-    "state", "version", "meta", "auth:spectator",
-    *(f"auth:{s}" for s in range(MAX_SEATS)), *(f"name:{s}" for s in range(MAX_SEATS)),
-)  # fmt: skip
+_LOAD_FIELDS = ("state", "version", "meta")
 
 
 class GameStore:
     """Async access to the games in one Redis (or Redis Cluster)."""
 
-    def __init__(self, client: RedisClient, *, finished_ttl_s: int = 7 * 24 * 3600) -> None:
+    def __init__(self, client: RedisClient, *, finished_ttl_s: int = 7 * 24 * 3600, op_timeout_s: float = 5.0) -> None:
         self.client = client
         self.finished_ttl_s = finished_ttl_s
+        self.op_timeout_s = op_timeout_s
         self._create = client.register_script(_script("create_game.lua"))
         self._commit = client.register_script(_script("commit_move.lua"))
         self._join = client.register_script(_script("join_seat.lua"))
+
+    def _op(self, extra_s: float = 0.0) -> contextlib.AbstractAsyncContextManager[None]:
+        return _redis_errors(self.op_timeout_s + extra_s)
 
     async def close(self) -> None:
         """Close the client's connections."""
@@ -129,7 +137,7 @@ class GameStore:
 
     async def ping(self) -> None:
         """Raise StoreUnavailable unless Redis answers."""
-        with _redis_errors():
+        async with self._op():
             await self.client.ping()
 
     async def create(self, game_id: str, fields: Mapping[str, str | bytes], events: Sequence[str]) -> bool:
@@ -138,37 +146,20 @@ class GameStore:
         for name, value in fields.items():
             args += [name, value]
         args += events
-        with _redis_errors():
+        async with self._op():
             created = await self._create(keys=[game_key(game_id), events_key(game_id)], args=args)
         return bool(created)
 
     async def load(self, game_id: str, idem_field: str | None = None) -> StoredGame | None:
-        """State, version, meta, token hashes, names and (optionally) one idempotency record; None if no game."""
-        names = [*_LOAD_FIELDS, idem_field] if idem_field else list(_LOAD_FIELDS)
-        with _redis_errors():
-            values: list[Any] = await self.client.hmget(game_key(game_id), names)
+        """State, version, meta and (optionally) one idempotency record, in one HMGET; None if no game."""
+        fields = (*_LOAD_FIELDS, idem_field) if idem_field else _LOAD_FIELDS
+        async with self._op():
+            values: list[Any] = await self.client.hmget(game_key(game_id), fields)
         state, version, meta = values[0], values[1], values[2]
         if state is None or version is None or meta is None:
             return None
-        auth: dict[str, bytes] = {}
-        if values[3] is not None:
-            auth["spectator"] = values[3]
-        for seat in range(MAX_SEATS):
-            token_hash = values[4 + seat]
-            if token_hash is not None:
-                auth[str(seat)] = token_hash
-        seat_names = {
-            seat: raw.decode() for seat in range(MAX_SEATS) if (raw := values[4 + MAX_SEATS + seat]) is not None
-        }
-        return StoredGame(
-            game_id=game_id,
-            state_json=state,
-            version=int(version),
-            meta=meta,
-            auth=auth,
-            names=seat_names,
-            idem_record=values[len(_LOAD_FIELDS)] if idem_field else None,
-        )
+        idem = values[3] if idem_field else None
+        return StoredGame(game_id=game_id, state_json=state, version=int(version), meta=meta, idem_record=idem)
 
     async def commit(
         self,
@@ -185,7 +176,7 @@ class GameStore:
         """Run commit_move.lua: version check, state, events, idempotency record, expiry, all or nothing."""
         ttl = self.finished_ttl_s if match_over else 0
         args: list[str | bytes | int] = [base_version, state_json, commit_id, idem_field, idem_record, ttl, *events]
-        with _redis_errors():
+        async with self._op():
             outcome, value = await self._commit(keys=[game_key(game_id), events_key(game_id)], args=args)
         kind = outcome.decode()
         if kind == "dup":
@@ -194,16 +185,16 @@ class GameStore:
             return CommitResult(kind, version=int(value))
         raise RuntimeError(f"commit_move.lua returned {outcome!r}")
 
-    async def join(self, game_id: str, *, seat: int, n_seats: int, token_hash: str, name: str) -> int:
+    async def join(self, game_id: str, *, seat: int, token_hash: str, name: str) -> int:
         """Run join_seat.lua: the seat taken, -1 when none is open (or the seat wanted is taken), -2 no game."""
-        with _redis_errors():
-            taken = await self._join(keys=[game_key(game_id)], args=[seat, n_seats, token_hash, name])
+        async with self._op():
+            taken = await self._join(keys=[game_key(game_id)], args=[seat, token_hash, name])
         return int(taken)
 
     async def events_since(self, game_id: str, after: tuple[int, int], count: int | None = None) -> list[StoredEvent]:
         """Events after stream position ``after`` = (version, index), oldest first (at most ``count``)."""
         start = f"({after[0]}-{after[1]}" if after >= (0, 0) else "-"
-        with _redis_errors():
+        async with self._op():
             entries: Any = await self.client.xrange(events_key(game_id), min=start, max="+", count=count)
         return [_stored_event(entry_id, fields) for entry_id, fields in entries]
 
@@ -213,13 +204,13 @@ class GameStore:
 
     async def events_until(self, game_id: str, version: int) -> list[StoredEvent]:
         """Events with a version up to and including ``version``, oldest first."""
-        with _redis_errors():
+        async with self._op():
             entries: Any = await self.client.xrange(events_key(game_id), min="-", max=f"{version}-{MAX_SEQ}")
         return [_stored_event(entry_id, fields) for entry_id, fields in entries]
 
     async def wait_events(self, game_id: str, after: tuple[int, int], block_ms: int) -> list[StoredEvent]:
         """Events after stream position ``after`` = (version, index), waiting up to ``block_ms`` for one."""
-        with _redis_errors():
+        async with self._op(block_ms / 1000):
             reply: Any = await self.client.xread({events_key(game_id): f"{after[0]}-{after[1]}"}, block=block_ms)
         if not reply:
             return []
@@ -229,7 +220,7 @@ class GameStore:
 
     async def last_position(self, game_id: str) -> tuple[int, int]:
         """Stream position of the game's newest event, (0, 0) when there is none."""
-        with _redis_errors():
+        async with self._op():
             entries: Any = await self.client.xrevrange(events_key(game_id), count=1)
         if not entries:
             return (0, 0)
@@ -238,18 +229,18 @@ class GameStore:
 
     async def start_view(self, game_id: str) -> bytes | None:
         """The referee's view of the game at creation (JSON), None if no game."""
-        with _redis_errors():
+        async with self._op():
             start: Any = await self.client.hget(game_key(game_id), "start")
         return None if start is None else bytes(start)
 
     async def exists(self, game_id: str) -> bool:
         """Whether the game hash exists."""
-        with _redis_errors():
+        async with self._op():
             return bool(await self.client.exists(game_key(game_id)))
 
     async def ttl(self, game_id: str) -> int:
         """Seconds until the game expires; -1 when it does not expire, -2 when it does not exist."""
-        with _redis_errors():
+        async with self._op():
             return int(await self.client.ttl(game_key(game_id)))
 
 

@@ -1,35 +1,35 @@
 --[[
 join_seat.lua: give an open seat of a game to a new player (one winner when several race for it).
 
-A seat is open while the game hash has no "auth:<seat>" field.
+The seats live in the game's "meta" JSON: seats[i] = {kind, name, auth}; a seat is open while its auth is "".
 
 KEYS[1]  game:{<id>}  the game hash
 
 ARGV[1]  the seat wanted, or "-1" for the lowest open seat
-ARGV[2]  number of seats of the game
-ARGV[3]  sha256 hex of the new seat token (stored as "auth:<seat>")
-ARGV[4]  display name of the player (stored as "name:<seat>"), or "" to keep the one given at creation
+ARGV[2]  sha256 hex of the new seat token (stored as the seat's auth)
+ARGV[3]  display name of the player, or "" to keep the one given at creation
 
 Returns the seat taken (>= 0), or
-  -1  no open seat left (or the seat wanted is taken)
+  -1  no open seat left (or the seat wanted is taken or does not exist)
   -2  the game does not exist
 ]]
 
 local game = KEYS[1]
-if redis.call("EXISTS", game) == 0 then
+local raw = redis.call("HGET", game, "meta")
+if not raw then
   return -2
 end
+local meta = cjson.decode(raw)
 local wanted = tonumber(ARGV[1])
-local first, last = wanted, wanted
-if wanted < 0 then
-  first, last = 0, tonumber(ARGV[2]) - 1
-end
-for seat = first, last do
-  if redis.call("HSETNX", game, "auth:" .. seat, ARGV[3]) == 1 then
-    if ARGV[4] ~= "" then
-      redis.call("HSET", game, "name:" .. seat, ARGV[4])
+for i, seat in ipairs(meta.seats) do
+  local number = i - 1
+  if (wanted < 0 or wanted == number) and seat.auth == "" then
+    seat.auth = ARGV[2]
+    if ARGV[3] ~= "" then
+      seat.name = ARGV[3]
     end
-    return seat
+    redis.call("HSET", game, "meta", cjson.encode(meta))
+    return number
   end
 end
 return -1

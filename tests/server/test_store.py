@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -30,8 +31,14 @@ def new_id() -> str:
     return secrets.token_urlsafe(9)
 
 
+META = {
+    "profile": "gin", "spectator": "", "spectators": False, "organizer_deals": False,
+    "seats": [{"kind": "bot", "name": "Ann", "auth": "h0"}] + [{"kind": "human", "name": "", "auth": ""}] * 3,
+}  # fmt: skip
+
+
 async def make_game(store: GameStore, game_id: str) -> None:
-    fields = {"state": "s0", "version": "0", "meta": "{}", "auth:0": "h0", "name:0": "Ann", "name:1": "Bob"}
+    fields = {"state": "s0", "version": "0", "meta": json.dumps(META)}
     assert await store.create(game_id, fields, ['{"kind": "hand_started"}'])
 
 
@@ -42,12 +49,7 @@ def test_create_refuses_an_existing_id(redis_server: RedisProcess) -> None:
         assert not await store.create(gid, {"state": "other", "version": "9", "meta": "{}"}, [])
         game = await store.load(gid)
         assert game is not None
-        assert (game.state_json, game.version, dict(game.auth), dict(game.names)) == (
-            b"s0",
-            0,
-            {"0": b"h0"},
-            {0: "Ann", 1: "Bob"},
-        )
+        assert (game.state_json, game.version, json.loads(game.meta)) == (b"s0", 0, META)
         assert [e.payload for e in await store.events_after(gid, -1)] == [b'{"kind": "hand_started"}']
 
     run(redis_server, body)
@@ -153,14 +155,17 @@ def test_join_gives_each_open_seat_once(redis_server: RedisProcess) -> None:
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)  # seat 0 taken, seats 1..3 open
-        taken = await asyncio.gather(
-            *(store.join(gid, seat=-1, n_seats=4, token_hash=f"t{i}", name=f"p{i}") for i in range(5))
-        )
+        taken = await asyncio.gather(*(store.join(gid, seat=-1, token_hash=f"t{i}", name=f"p{i}") for i in range(5)))
         assert sorted(taken) == [-1, -1, 1, 2, 3]
-        assert await store.join(gid, seat=2, n_seats=4, token_hash="x", name="") == -1
-        assert await store.join(new_id(), seat=-1, n_seats=4, token_hash="x", name="") == -2
+        assert await store.join(gid, seat=2, token_hash="x", name="") == -1
+        assert await store.join(gid, seat=9, token_hash="x", name="") == -1
+        assert await store.join(new_id(), seat=-1, token_hash="x", name="") == -2
         game = await store.load(gid)
-        assert game is not None and set(game.auth) == {"0", "1", "2", "3"}
+        assert game is not None
+        meta = json.loads(game.meta)
+        assert [s["auth"] for s in meta["seats"]] == ["h0"] + [f"t{taken.index(n)}" for n in (1, 2, 3)]
+        assert [s["name"] for s in meta["seats"]] == ["Ann"] + [f"p{taken.index(n)}" for n in (1, 2, 3)]
+        assert meta["profile"] == "gin" and meta["spectators"] is False  # the rest of meta is kept as it was
 
     run(redis_server, body)
 

@@ -1,0 +1,209 @@
+"""Service benchmark: moves per second and latency through the real referee and a real Redis, side by side with
+an empty unary RPC (Ping) on the same server, at 1, 16 and 64 concurrent games.
+
+Set-up: a private redis-server (appendonly, `appendfsync everysec`, as the zero-setup `serve` runs it) and
+`rummy-referee serve` in a process of its own (its own core); this process drives it with a grpc.aio client
+over one channel. A game is driven by one coroutine that plays both seats of a Gin game, every move a
+SubmitMove with expected_version (draw from the stock, then a knock when the referee lists one, else a random
+discard; the defender declares best): the next move is always decided from the previous response, so a move
+costs exactly one RPC. Games that end are replaced by new ones (creation is not counted). The echo runs the
+same number of coroutines, each calling Ping in a loop.
+
+    .venv/bin/python bench/service.py [--seconds 5] [--levels 1,16,64] [--redis-url URL]
+
+Human-readable lines first; the last line is one JSON object: moves_per_s_1, moves_per_s_16, moves_per_s_64,
+echo_per_s_1, echo_per_s_16, echo_per_s_64, move_p50_ms_16, move_p99_ms_16 (and the other percentiles, and
+move_vs_echo_16, the ratio the bar is set on: >= 0.5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# `python bench/service.py` puts bench/ first on sys.path, where bench/engine.py would shadow the `engine`
+# package. Drop it, and put the repository root in its place so the bench also runs without an install.
+_BENCH_DIR = Path(__file__).resolve().parent
+_ROOT = _BENCH_DIR.parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH_DIR]
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+import grpc  # noqa: E402
+
+from rummy_pb.rummy.v1 import game_pb2 as pb  # noqa: E402
+from rummy_pb.rummy.v1 import referee_pb2 as rpb  # noqa: E402
+from rummy_pb.rummy.v1 import referee_pb2_grpc  # noqa: E402
+from server.redis_launcher import start_redis  # noqa: E402
+
+ORGANIZER = "bench-organizer"
+DRAW = pb.Move(draw_stock=pb.Move.DrawStock())
+DECLARE = pb.Move(declare=pb.Move.Declare(best=True))
+PASS = pb.Move(pass_turn=pb.Move.PassTurn())
+
+
+class GameDriver:
+    """Plays both seats of one Gin game from the responses alone."""
+
+    def __init__(self, stub: referee_pb2_grpc.RefereeServiceAsyncStub, rng: random.Random) -> None:
+        self.stub = stub
+        self.rng = rng
+        self.game_id = ""
+        self.tokens: dict[int, tuple[tuple[str, str], ...]] = {}
+        self.view = pb.GameView()
+
+    async def new_game(self) -> None:
+        created = await self.stub.CreateGame(rpb.CreateGameRequest(
+            profile="gin", seats=[pb.SeatSpec(display_name="P0"), pb.SeatSpec(display_name="P1")],
+        ))  # fmt: skip
+        self.game_id = created.game_id
+        self.tokens = {t.seat: (("authorization", f"Bearer {t.token}"),) for t in created.seat_tokens}
+        got = await self.stub.GetGame(rpb.GetGameRequest(game_id=self.game_id), metadata=self.tokens[0])
+        self.view = got.view
+
+    def next_move(self) -> tuple[int, pb.Move]:
+        v = self.view
+        seat = v.to_act
+        if v.phase == pb.PHASE_DRAW:
+            return seat, DRAW
+        if v.phase == pb.PHASE_LAYOFF:
+            return seat, DECLARE
+        if v.phase in (pb.PHASE_TAKE_OR_PASS, pb.PHASE_LAST_CARD):
+            return seat, PASS
+        assert v.viewer_seat == seat and v.legal_moves, "the mover's own response lists its next moves"
+        knocks = [m for m in v.legal_moves if m.WhichOneof("move") in ("knock", "big_gin")]
+        return seat, knocks[0] if knocks else self.rng.choice(list(v.legal_moves))
+
+    async def move(self) -> float:
+        """One SubmitMove; its latency in seconds."""
+        if not self.game_id or self.view.phase == pb.PHASE_MATCH_OVER:
+            await self.new_game()
+        seat, move = self.next_move()
+        request = rpb.SubmitMoveRequest(game_id=self.game_id, move=move, expected_version=self.view.version)
+        start = time.perf_counter()
+        response = await self.stub.SubmitMove(request, metadata=self.tokens[seat])
+        elapsed = time.perf_counter() - start
+        self.view = response.view
+        return elapsed
+
+
+async def _drive(concurrency: int, seconds: float, step_factory: object) -> list[float]:
+    latencies: list[float] = []
+    deadline = time.perf_counter() + seconds
+
+    async def worker(i: int) -> None:
+        step = step_factory(i)  # type: ignore[operator]
+        while time.perf_counter() < deadline:
+            latencies.append(await step())
+
+    await asyncio.gather(*(worker(i) for i in range(concurrency)))
+    return latencies
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure(address: str, levels: list[int], seconds: float, pids: dict[str, int]) -> dict[str, float]:
+    """Moves and echoes per second, and latency percentiles, at each concurrency level."""
+    results: dict[str, float] = {}
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = referee_pb2_grpc.RefereeServiceStub(channel)
+
+        def echo_factory(_: int) -> object:
+            async def step() -> float:
+                start = time.perf_counter()
+                await stub.Ping(rpb.PingRequest())
+                return time.perf_counter() - start
+
+            return step
+
+        def move_factory(i: int) -> object:
+            driver = GameDriver(stub, random.Random(i))
+            return driver.move
+
+        await _drive(4, 0.5, echo_factory)  # warm-up: connection, code paths, Redis scripts
+        await _drive(4, 0.5, move_factory)
+        for n in levels:
+            for name, factory in (("echo", echo_factory), ("moves", move_factory)):
+                cpu_before = {k: _cpu_s(p) for k, p in pids.items()}
+                start = time.perf_counter()
+                latencies = await _drive(n, seconds, factory)
+                elapsed = time.perf_counter() - start
+                cpu = {k: (_cpu_s(p) - cpu_before[k]) / max(1, len(latencies)) * 1e6 for k, p in pids.items()}
+                results[f"{name}_per_s_{n}"] = round(len(latencies) / elapsed, 1)
+                ms = sorted(x * 1000 for x in latencies)
+                label = "move" if name == "moves" else "echo"
+                results[f"{label}_p50_ms_{n}"] = round(statistics.median(ms), 3)
+                results[f"{label}_p99_ms_{n}"] = round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 3)
+                rate, p50, p99 = (
+                    results[f"{name}_per_s_{n}"],
+                    results[f"{label}_p50_ms_{n}"],
+                    results[f"{label}_p99_ms_{n}"],
+                )
+                cpu_text = " ".join(f"{k} {v:.0f}" for k, v in cpu.items())
+                print(
+                    f"{name:5} x{n:<3} {rate:9.1f}/s  p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  CPU us/op: {cpu_text}",
+                    flush=True,
+                )
+    if "moves_per_s_16" in results and results.get("echo_per_s_16"):
+        results["move_vs_echo_16"] = round(results["moves_per_s_16"] / results["echo_per_s_16"], 3)
+    return results
+
+
+def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PYTHONPATH": str(_ROOT), "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_url, "--grace", "1"],
+        cwd=_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if "listening on" not in line:
+        process.kill()
+        raise SystemExit(f"the referee did not start: {line!r}")
+    return process, line.split()[-1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per level and kind")
+    parser.add_argument("--levels", default="1,16,64", help="concurrent games (and echo loops)")
+    parser.add_argument("--redis-url", default=None, help="an existing Redis (default: a private redis-server)")
+    args = parser.parse_args()
+    levels = [int(x) for x in args.levels.split(",")]
+    with tempfile.TemporaryDirectory(prefix="rummy-bench-") as data:
+        redis = None if args.redis_url else start_redis(data, appendfsync="everysec")
+        url = args.redis_url or (redis.url if redis else "")
+        server, address = _start_server(url)
+        try:
+            print(f"referee {address} (pid {server.pid}), redis {url}; {os.cpu_count()} cores", flush=True)
+            pids = {"client": os.getpid(), "referee": server.pid}
+            if redis is not None:
+                pids["redis"] = redis.pid
+            results = asyncio.run(measure(address, levels, args.seconds, pids))
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(30)
+            if redis is not None:
+                redis.stop()
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
