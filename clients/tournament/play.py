@@ -1,0 +1,195 @@
+"""Playing the schedule through the referee: one game at a time per worker, ``parallel`` workers, each seat played
+by ``clients.runner.play_seat`` in a thread of its own.
+
+A seat whose bot raises, answers after ``move_timeout`` seconds or makes a move the referee refuses forfeits (the
+runner says so); the other seats of that game are then stopped, and the game is recorded as lost by the
+forfeiting seat. A game that fails for another reason (the referee unreachable, a bug) is not recorded: a later
+``--resume`` plays it again.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from clients.runner import SeatResult, play_seat
+from clients.sdk import CreatedGame, RefereeClient, RefereeError, SeatSpec
+from clients.tournament.entrants import Entrant, Player, make_player
+from clients.tournament.journal import GameRecord
+from clients.tournament.schedule import Config, ScheduledGame, bot_seed, deal_seed, preset_deals
+
+#: How often a seat waiting for its turn looks at the game anyway (so a stop is noticed within that time).
+IDLE_CHECK = 0.5
+#: How long a seat waits for a referee that went away to come back before its game fails.
+RECONNECT = 30.0
+
+
+class GameInterrupted(Exception):
+    """The tournament was stopped while the game was being played."""
+
+
+class GameFailed(Exception):
+    """The game could not be played to an outcome (not the bots' fault)."""
+
+
+@dataclass
+class Arena:
+    """What every game shares: the configuration, the entrants, the referee client and the limits."""
+
+    config: Config
+    entrants: Mapping[str, Entrant]
+    client: RefereeClient
+    organizer_token: str
+    move_timeout: float = 10.0
+    log_dir: Path | None = None
+
+    def play(self, game: ScheduledGame, stop: threading.Event) -> GameRecord:
+        """Play one game of the schedule to its end (or a forfeit); raises GameInterrupted or GameFailed."""
+        start = time.monotonic()
+        created = self._create(game, stop)
+        cfg = self.config
+        players: list[Player] = []
+        try:
+            for seat, name in enumerate(game.seats):
+                entrant = self.entrants[name]
+                players.append(make_player(entrant, bot_seed(cfg, game, seat, entrant.spec), self.log_dir))
+            results = self._play_seats(created.game_id, created.tokens, players, stop)
+        finally:
+            for p in players:
+                p.close()
+        return _record(game, created.game_id, results, time.monotonic() - start)
+
+    def _create(self, game: ScheduledGame, stop: threading.Event) -> CreatedGame:
+        """CreateGame with the organizer's deals, tried again for up to RECONNECT seconds while the referee is
+        unreachable (a resend may leave an unplayed game behind on the referee: harmless)."""
+        cfg = self.config
+        deadline = time.monotonic() + RECONNECT
+        pause = 0.1
+        while True:
+            if stop.is_set():
+                raise GameInterrupted(game.key)
+            try:
+                return self.client.create_game(
+                    cfg.profile, [SeatSpec(name, "bot") for name in game.seats], options=cfg.option_map,
+                    target_score=cfg.target_score, max_hands=cfg.hands_per_match or None,
+                    preset_deals=preset_deals(cfg, cfg.rules(), game.deal), seed=deal_seed(cfg, game.deal),
+                    token=self.organizer_token,
+                )  # fmt: skip
+            except RefereeError as exc:
+                if not exc.transient or time.monotonic() > deadline:
+                    raise GameFailed(f"CreateGame failed: {exc}") from exc
+            stop.wait(pause)
+            pause = min(2.0, pause * 2)
+
+    def referee_answers(self) -> bool:
+        """The referee answers Ping (within a few seconds)."""
+        try:
+            self.client.ping(timeout=2.0)
+            return True
+        except RefereeError:
+            return False
+
+    def _play_seats(
+        self, game_id: str, tokens: Mapping[int, str], players: Sequence[Player], stop: threading.Event
+    ) -> list[SeatResult]:
+        game_stop = threading.Event()  # set on a forfeit or a tournament stop: the other seats give up
+        with cf.ThreadPoolExecutor(len(players), thread_name_prefix=f"seat-{game_id[:6]}") as pool:
+            futures = [
+                pool.submit(play_seat, self.client, game_id, tokens[seat], player, move_timeout=self.move_timeout,
+                            max_rejections=0, idle_check=IDLE_CHECK, reconnect_timeout=RECONNECT, stop=game_stop)
+                for seat, player in enumerate(players)
+            ]  # fmt: skip
+            pending: set[cf.Future[SeatResult]] = set(futures)
+            while pending:
+                done, pending = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
+                if stop.is_set() or any(f.exception() is not None or f.result().forfeit for f in done):
+                    game_stop.set()
+        errors = [f.exception() for f in futures if f.exception() is not None]
+        if errors:
+            raise GameFailed(f"game {game_id}: {errors[0]!r}") from errors[0]
+        results = [f.result() for f in futures]
+        if not any(r.forfeit for r in results) and not all(r.finished for r in results):
+            if stop.is_set():
+                raise GameInterrupted(game_id)
+            raise GameFailed(f"game {game_id} ended unfinished without a forfeit")
+        return results
+
+
+def _record(game: ScheduledGame, game_id: str, results: Sequence[SeatResult], seconds: float) -> GameRecord:
+    """The game's outcome: the match result, or the forfeits (which decide it)."""
+    forfeits = tuple(i for i, r in enumerate(results) if r.forfeit)
+    final = next((r.final for r in results if r.final is not None), None)
+    data = final.data if final is not None else {}
+    hands = int(data.get("hands_played", 0))
+    scores = tuple(int(s) for s in data.get("scores", ())) or (0,) * len(game.seats)
+    if forfeits:
+        reasons = tuple(results[i].forfeit_reason or "forfeit" for i in forfeits)
+        return GameRecord(game.key, game.deal, game.seats, scores, (), forfeits, reasons, hands, game_id, seconds)
+    result = next(r.match_result for r in results if r.match_result is not None)
+    totals = tuple(int(t) for t in result["totals"])
+    winners = tuple(sorted(int(w) for w in result["winners"]))
+    return GameRecord(game.key, game.deal, game.seats, totals, winners, (), (), hands, game_id, seconds)
+
+
+@dataclass
+class RunOutcome:
+    """How a run of the schedule ended: games recorded now, games that failed, whether it was stopped (by
+    ``stop_after`` or Ctrl-C) or ``aborted`` (why: the referee stopped answering)."""
+
+    recorded: int = 0
+    failed: list[str] = field(default_factory=list)
+    stopped: bool = False
+    aborted: str | None = None
+
+
+def run_games(
+    arena: Arena,
+    games: Iterable[ScheduledGame],
+    parallel: int,
+    on_record: Callable[[GameRecord], None],
+    on_failure: Callable[[ScheduledGame, str], None],
+    stop_after: int | None = None,
+) -> RunOutcome:
+    """Play ``games`` with ``parallel`` workers; ``on_record`` gets each finished game (in the calling thread, as
+    it finishes). ``stop_after``: stop (abandoning the games in play) once that many were recorded. A failed game
+    whose referee no longer answers Ping aborts the run. Ctrl-C stops the same way and is raised again once the
+    workers are done."""
+    outcome = RunOutcome()
+    stop = threading.Event()
+    pool = cf.ThreadPoolExecutor(max(1, parallel), thread_name_prefix="game")
+    futures = {pool.submit(arena.play, g, stop): g for g in games}
+
+    def halt() -> None:
+        stop.set()
+        for f in futures:
+            f.cancel()
+
+    try:
+        for fut in cf.as_completed(futures):
+            game = futures[fut]
+            if fut.cancelled():
+                continue
+            exc = fut.exception()
+            if exc is None:
+                on_record(fut.result())
+                outcome.recorded += 1
+            elif not isinstance(exc, GameInterrupted):
+                outcome.failed.append(game.key)
+                on_failure(game, str(exc))
+                if not stop.is_set() and not arena.referee_answers():
+                    outcome.aborted = f"the referee at {arena.client.target} does not answer"
+                    halt()
+            if stop_after is not None and outcome.recorded >= stop_after and not stop.is_set():
+                outcome.stopped = True
+                halt()
+    except KeyboardInterrupt:
+        outcome.stopped = True
+        halt()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return outcome
