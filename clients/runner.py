@@ -8,8 +8,9 @@ from the last event seen, and the turn is checked again. They return when the ma
 when the bot raises, answers after ``move_timeout`` seconds, or makes more than ``max_rejections`` moves the
 referee refuses.
 
-Every event the seat sees reaches ``bot.observe`` once, in order (the events of the seat's own moves come from
-the SubmitMove answer, before the bot is asked again).
+Every event the seat sees reaches ``bot.observe`` once. The events of the seat's own moves come from the
+SubmitMove answer (before the bot is asked again); whatever the stream still had in flight from before comes
+first, so the order is the game's unless the stream lags behind by more than the bot's thinking and a round trip.
 """
 
 from __future__ import annotations
@@ -95,7 +96,9 @@ class _Seat:
         self.bot = bot
         self.max_rejections = max_rejections
         self.result = SeatResult(game_id, None)
-        self.seen: tuple[int, int] = (-1, 0)  # position of the last event observed
+        self.start = -1  # events of this version and before came before the runner did
+        self.seen: set[tuple[int, int]] = set()  # positions of the events observed since
+        self.latest = -1  # the highest version observed
         self.stale = False  # an event or a reconnection since the last view: the turn must be checked
         self.to_act: int | None = None  # the seat to act, as the last view and the events since tell
         self.me: int | None = None
@@ -105,9 +108,10 @@ class _Seat:
     def observe(self, event: dict[str, Any]) -> bool:
         """Show a new event to the bot (False: it was seen already)."""
         position = (int(event["version"]), int(event["index"]))
-        if position <= self.seen:
+        if position[0] <= self.start or position in self.seen:
             return False
-        self.seen = position
+        self.seen.add(position)
+        self.latest = max(self.latest, position[0])
         try:
             self.bot.observe(event)
         except Exception as exc:
@@ -239,7 +243,7 @@ def play_seat(
 
     try:
         snap = fetch()
-        seat.seen = (snap.version, 2**64)
+        seat.start = seat.latest = snap.version
         watch = client.watch(game_id, after_version=snap.version, token=token, retry=_STREAM_RETRY,
                              on_reconnect=lambda _: stream.put(_Reconnected()))  # fmt: skip
         reader = threading.Thread(target=_read, args=(watch, stream), daemon=True, name=f"watch-{game_id[:6]}")
@@ -272,6 +276,7 @@ def play_seat(
                 snap = fetch()
                 continue
             seat.result.moves += 1
+            _drain(stream, seat)  # the rest of the version before (in flight while the bot thought) comes first
             for event in moved.events:
                 seat.observe(event)
             snap = seat.snapshot(moved.snapshot)
@@ -329,7 +334,7 @@ def _catch_up(stream: queue.Queue[object], seat: _Seat, version: int | None) -> 
     """Let the bot observe the events up to ``version`` (None: to the end of the match) before it is asked
     (within _CATCH_UP seconds)."""
     until = time.monotonic() + _CATCH_UP
-    while not seat.ended and (version is None or seat.seen[0] < version):
+    while not seat.ended and (version is None or seat.latest < version):
         left = until - time.monotonic()
         if left <= 0:
             break
@@ -404,7 +409,7 @@ async def play_seat_async(
 
     async def catch_up(version: int | None) -> None:  # as _catch_up
         until = time.monotonic() + _CATCH_UP
-        while not seat.ended and (version is None or seat.seen[0] < version):
+        while not seat.ended and (version is None or seat.latest < version):
             if not await take_next(max(0.0, until - time.monotonic())):
                 return
 
@@ -424,7 +429,7 @@ async def play_seat_async(
 
     try:
         snap = await fetch()
-        seat.seen = (snap.version, 2**64)
+        seat.start = seat.latest = snap.version
         watch = client.watch(game_id, after_version=snap.version, token=token, retry=_STREAM_RETRY,
                              on_reconnect=lambda _: stream.put_nowait(_Reconnected()))  # fmt: skip
         reader = asyncio.create_task(_read_async(watch, stream))
@@ -456,6 +461,8 @@ async def play_seat_async(
                 snap = await fetch()
                 continue
             seat.result.moves += 1
+            while not stream.empty():
+                seat.take(stream.get_nowait())
             for event in moved.events:
                 seat.observe(event)
             snap = seat.snapshot(moved.snapshot)
