@@ -216,7 +216,9 @@ def play_seat(
 ) -> SeatResult:
     """Play the seat of ``token`` with ``bot`` until the match is over (or a forfeit, or ``stop`` is set).
     ``target``: "host:port" (a client is opened and closed here) or a ``RefereeClient`` to share. The view is
-    also checked every ``idle_check`` seconds without events (a safety net; it should never be needed)."""
+    also checked every ``idle_check`` seconds without events (a safety net; it should never be needed).
+    Raises ``RefereeError`` when the referee stays unreachable for ``reconnect_timeout`` seconds, or refuses the
+    token or the game (UNAUTHENTICATED, NOT_FOUND, ...)."""
     client = RefereeClient(target, token) if isinstance(target, str) else target
     seat = _Seat(game_id, bot, max_rejections)
     chooser = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="bot") if move_timeout else None

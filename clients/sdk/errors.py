@@ -7,14 +7,13 @@ failure never reached the service, e.g. a connection refused).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import grpc
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from google.rpc import error_details_pb2  # type: ignore[import-untyped]
+from grpc_status import rpc_status
 
 DOMAIN = "rummy-referee"
-_DETAILS_KEY = "grpc-status-details-bin"
 
 #: The codes after which a call may be sent again: the service did not answer (or could not reach its storage).
 TRANSIENT = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
@@ -51,15 +50,16 @@ def _rebuild(code: str, reason: str, message: str, domain: str) -> RefereeError:
     return RefereeError(grpc.StatusCode[code], reason, message, domain=domain)
 
 
-def _error_info(trailing: Iterable[Any] | None) -> tuple[str, str]:
-    for key, value in trailing or ():
-        if key != _DETAILS_KEY or not isinstance(value, bytes):
-            continue
-        status = status_pb2.Status.FromString(value)
-        for detail in status.details:
-            info = error_details_pb2.ErrorInfo()
-            if detail.Is(info.DESCRIPTOR) and detail.Unpack(info):
-                return str(info.reason), str(info.domain)
+def _error_info(exc: grpc.RpcError) -> tuple[str, str]:
+    """Reason and domain of the google.rpc.ErrorInfo in the call's rich status (grpcio-status), or ("", "")."""
+    try:
+        status = rpc_status.from_call(cast(grpc.Call, exc))  # duck-typed: RpcError and AioRpcError both fit
+    except ValueError:  # the rich status disagrees with the plain one: trust the plain code, read no reason
+        return "", ""
+    for detail in status.details if status is not None else ():
+        info = error_details_pb2.ErrorInfo()
+        if detail.Is(info.DESCRIPTOR) and detail.Unpack(info):
+            return str(info.reason), str(info.domain)
     return "", ""
 
 
@@ -67,9 +67,8 @@ def from_rpc_error(exc: grpc.RpcError) -> RefereeError:
     """The RefereeError of a failed call (sync ``grpc.RpcError`` or ``grpc.aio.AioRpcError``)."""
     code = exc.code() if callable(getattr(exc, "code", None)) else grpc.StatusCode.UNKNOWN
     details = exc.details() if callable(getattr(exc, "details", None)) else str(exc)
-    trailing = exc.trailing_metadata() if callable(getattr(exc, "trailing_metadata", None)) else None
     try:
-        reason, domain = _error_info(trailing)
+        reason, domain = _error_info(exc) if callable(getattr(exc, "trailing_metadata", None)) else ("", "")
     except Exception:  # a garbled detail must not hide the status itself
         reason, domain = "", ""
     return RefereeError(code or grpc.StatusCode.UNKNOWN, reason, details or "", domain=domain)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import pickle
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -141,6 +142,8 @@ def test_errors_carry_the_status_code_and_the_reason(client: RefereeClient) -> N
             call()
         assert (caught.value.code, caught.value.reason) == (code, reason), caught.value
         assert caught.value.domain == "rummy-referee"
+        copy = pickle.loads(pickle.dumps(caught.value))  # it crosses process boundaries (tournament workers)
+        assert (copy.code, copy.reason, copy.message) == (code, reason, caught.value.message)
 
 
 def test_watch_gives_a_snapshot_then_every_event_until_the_match_ends(client: RefereeClient) -> None:
