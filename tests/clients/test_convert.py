@@ -13,6 +13,7 @@ from clients.bots import make_bot
 from clients.sdk import convert
 from clients.sdk._core import MAX_SEQ, WatchCursor
 from clients.view import View
+from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server import codec
 
@@ -85,10 +86,10 @@ def test_views_events_and_moves_read_back_as_the_engine_made_them(profile: str, 
                 e = {**engine.event_for(event, viewer), "version": version, "index": index}
                 assert convert.event_from_proto(codec.event_to_proto(e)) == e
     for move in moves_seen:
-        message = convert.move_to_proto(move)
-        assert message == codec.move_to_proto(engine.move_to_dict(move))
-        assert convert.move_from_proto(message) == move
-        assert codec.move_from_proto(message) == move
+        move_message = convert.move_to_proto(move)
+        assert move_message == codec.move_to_proto(engine.move_to_dict(move))
+        assert convert.move_from_proto(move_message) == move
+        assert codec.move_from_proto(move_message) == move
 
 
 def test_options_keep_their_types() -> None:
@@ -104,17 +105,17 @@ def test_options_keep_their_types() -> None:
 
 def test_a_move_message_without_a_move_is_refused() -> None:
     with pytest.raises(ValueError):
-        convert.move_from_proto(convert.pb.Move())
+        convert.move_from_proto(pb.Move())
 
 
 def _event(version: int, index: int, kind: str = "drew") -> rpb.WatchGameResponse:
-    return rpb.WatchGameResponse(event=convert.pb.Event(version=version, index=index, kind=kind, seat=0))
+    return rpb.WatchGameResponse(event=pb.Event(version=version, index=index, kind=kind, seat=0))
 
 
 def test_the_watch_cursor_resumes_after_the_last_position_and_drops_what_it_saw() -> None:
     cursor = WatchCursor(None)
     assert not cursor.request("g").HasField("after_version")
-    snapshot = rpb.WatchGameResponse(snapshot=convert.pb.GameView(game_id="g", version=4))
+    snapshot = rpb.WatchGameResponse(snapshot=pb.GameView(game_id="g", version=4))
     assert cursor.accept(snapshot) is not None
     assert (cursor.request("g").after_version, cursor.request("g").HasField("after_index")) == (4, False)
     assert cursor.accept(_event(5, 1)) is not None
