@@ -12,6 +12,7 @@ of a stored response is byte-for-byte the original once encoded.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import hmac
@@ -78,33 +79,41 @@ _commit_ids = (f"{secrets.token_hex(8)}-{n}" for n in itertools.count())
 
 
 class _StateCache:
-    """Parsed states of recently played games, so that a move on a game this process just served skips the JSON
-    parse. Keyed by game id; used only when Redis holds exactly the same version and bytes (Redis stays the
-    authority: another process's move simply misses)."""
+    """The games this process played last, parsed. A load finding the very same version and bytes skips the JSON
+    parse, and a move may be applied to the latest state known here without loading first: Redis stays the
+    authority, since the commit only succeeds if the game is still at that version."""
 
     def __init__(self, size: int = 4096) -> None:
         self._size = size
-        self._states: OrderedDict[str, tuple[int, bytes, engine.GameState]] = OrderedDict()
+        self._games: OrderedDict[str, tuple[StoredGame, engine.GameState]] = OrderedDict()
 
     def get(self, game: StoredGame) -> engine.GameState:
         """The state stored in ``game`` (from the cache when it is the very same)."""
-        hit = self._states.get(game.game_id)
-        if hit is not None and hit[0] == game.version and hit[1] == game.state_json:
-            self._states.move_to_end(game.game_id)
-            return hit[2]
+        hit = self._games.get(game.game_id)
+        if hit is not None and hit[0].version == game.version and hit[0].state_json == game.state_json:
+            self._games.move_to_end(game.game_id)
+            return hit[1]
         try:
             state = engine.state_from_json(game.state_json)
         except Exception as exc:  # a stored state that does not load is a bug, never the caller's fault
             raise RuntimeError(f"game {game.game_id}: stored state does not load") from exc
-        self.put(game.game_id, game.version, game.state_json, state)
+        self.put(game, state)
         return state
 
-    def put(self, game_id: str, version: int, state_json: bytes, state: engine.GameState) -> None:
-        """Remember the state just committed as ``version``."""
-        self._states[game_id] = (version, state_json, state)
-        self._states.move_to_end(game_id)
-        if len(self._states) > self._size:
-            self._states.popitem(last=False)
+    def latest(self, game_id: str) -> tuple[StoredGame, engine.GameState] | None:
+        """The last version of the game this process loaded or committed (possibly stale)."""
+        return self._games.get(game_id)
+
+    def put(self, game: StoredGame, state: engine.GameState) -> None:
+        """Remember ``game`` (without its idempotency record) and its parsed state."""
+        self._games[game.game_id] = (dataclasses.replace(game, idem_record=None), state)
+        self._games.move_to_end(game.game_id)
+        if len(self._games) > self._size:
+            self._games.popitem(last=False)
+
+    def forget(self, game_id: str) -> None:
+        """Drop a game (it is not where the cache thought)."""
+        self._games.pop(game_id, None)
 
 
 class Referee:
@@ -300,43 +309,69 @@ class Referee:
         move_hash = hashlib.sha256(json.dumps(engine.move_to_dict(move), sort_keys=True).encode()).hexdigest()
         # Scoped by token (that is: by seat), so that nobody can fetch another seat's response by its key.
         idem_field = f"idem:{token_hash(token or '')[:32]}:{request_id}" if request_id else None
+        latest = self._states.latest(game_id)
+        if latest is not None:  # the common case: this process served the game's last move
+            cached, state = latest
+            caller = self.identify(cached, token)
+            if caller is not None and caller.role == "seat" and expected_version in (None, cached.version):
+                try:
+                    response = await self._commit_move(cached, state, caller.seat, move, move_hash, idem_field)
+                except engine.RuleError:
+                    response = None  # perhaps refused only because the cache is stale: the loading path decides
+                if response is not None:
+                    return response
         for _ in range(self._max_attempts):
             game = await self._load(game_id, idem_field)
             seat = self._mover(game, token)
             if game.idem_record is not None:
                 return _replayed(game.idem_record, move_hash)
             _check_version(game.version, expected_version)
-            new_state, events = engine.apply(self._states.get(game), seat, move)
-            version = game.version + 1
-            response = {
-                "version": version,
-                "events": [
-                    {**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)
-                ],
-                "view": self._view(game, new_state, version, seat, "seat"),
-            }
-            record = (move_hash + json.dumps(response, separators=(",", ":"))).encode() if idem_field else b""
-            new_json = engine.state_to_json(new_state)
-            result = await self.store.commit(
-                game_id,
-                base_version=game.version,
-                state_json=new_json,
-                commit_id=next(_commit_ids),
-                events=[json.dumps(e.to_dict()) for e in events],
-                idem_field=idem_field or "",
-                idem_record=record,
-                match_over=new_state.phase == "match_over",
-            )
-            if result.outcome == "ok":
-                self._states.put(game_id, version, new_json.encode(), new_state)
+            response = await self._commit_move(game, self._states.get(game), seat, move, move_hash, idem_field)
+            if response is not None:
                 return response
-            if result.outcome == "dup":
-                return _replayed(result.record, move_hash)
-            if result.outcome == "missing":
-                raise GameNotFound("GAME_NOT_FOUND", f"no game {game_id}")
             if expected_version is not None:
                 raise StaleVersion("VERSION_CONFLICT", "another move was committed first; reload and retry")
         raise StaleVersion("CONTENDED", "the game kept changing under this move; reload and retry")
+
+    async def _commit_move(
+        self,
+        game: StoredGame,
+        state: engine.GameState,
+        seat: int,
+        move: engine.Move,
+        move_hash: str,
+        idem_field: str | None,
+    ) -> dict[str, Any] | None:
+        """Apply ``move`` to ``state`` (the game at ``game.version``) and commit it: the response, or None when the
+        game is no longer at that version (nothing was written)."""
+        new_state, events = engine.apply(state, seat, move)
+        version = game.version + 1
+        response = {
+            "version": version,
+            "events": [{**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)],
+            "view": self._view(game, new_state, version, seat, "seat"),
+        }
+        record = (move_hash + json.dumps(response, separators=(",", ":"))).encode() if idem_field else b""
+        new_json = engine.state_to_json(new_state)
+        result = await self.store.commit(
+            game.game_id,
+            base_version=game.version,
+            state_json=new_json,
+            commit_id=next(_commit_ids),
+            events=[json.dumps(e.to_dict()) for e in events],
+            idem_field=idem_field or "",
+            idem_record=record,
+            match_over=new_state.phase == "match_over",
+        )
+        if result.outcome == "ok":
+            self._states.put(dataclasses.replace(game, state_json=new_json.encode(), version=version), new_state)
+            return response
+        if result.outcome == "dup":
+            return _replayed(result.record, move_hash)
+        self._states.forget(game.game_id)
+        if result.outcome == "missing":
+            raise GameNotFound("GAME_NOT_FOUND", f"no game {game.game_id}")
+        return None
 
     async def watch(
         self, game_id: str, token: str | None, after_version: int | None, after_index: int | None = None

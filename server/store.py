@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -25,6 +26,7 @@ from typing import Any, Literal
 import redis.asyncio as aioredis
 import redis.exceptions as rexc
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
@@ -117,6 +119,48 @@ def _script(name: str) -> str:
 _LOAD_FIELDS = ("state", "version", "meta")
 
 
+class _HotPath:
+    """The two commands of every move (the HMGET of a load, the EVALSHA of a commit) on a standalone Redis, over
+    a small pool of redis-py connections of its own. redis-py's general command path costs several times the
+    command itself here (a pool lock and a readiness probe per command, retry wrappers, observability hooks);
+    this one sends, reads the reply, and on a broken connection drops every idle one and retries once on a new
+    connection (safe for both commands: a load reads, and a commit carries its commit id)."""
+
+    def __init__(self, client: aioredis.Redis) -> None:
+        pool = client.connection_pool
+        self._new = functools.partial(pool.connection_class, **pool.connection_kwargs)
+        self._idle: list[AbstractConnection] = []
+
+    async def call(self, *args: str | bytes | int) -> Any:
+        """Send one command and return its reply (ResponseError raised as such)."""
+        for attempt in (1, 2):
+            conn = self._idle.pop() if self._idle else self._new()
+            try:
+                await conn.send_packed_command(conn.pack_command(*args), check_health=False)
+                reply = await conn.read_response()
+            except rexc.ResponseError:
+                self._idle.append(conn)  # the whole error reply was read: the connection is clean
+                raise
+            except (rexc.ConnectionError, rexc.TimeoutError, OSError):
+                await conn.disconnect(nowait=True)
+                await self.close()  # Redis went away: the other idle connections are dead too
+                if attempt == 2:
+                    raise
+                continue
+            except BaseException:  # cancelled (a timeout) mid-command: the reply would reach the next user
+                await conn.disconnect(nowait=True)
+                raise
+            self._idle.append(conn)
+            return reply
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        """Disconnect the idle connections."""
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            await conn.disconnect(nowait=True)
+
+
 class GameStore:
     """Async access to the games in one Redis (or Redis Cluster)."""
 
@@ -126,6 +170,7 @@ class GameStore:
         self.op_timeout_s = op_timeout_s
         self._create = client.register_script(_script("create_game.lua"))
         self._commit = client.register_script(_script("commit_move.lua"))
+        self._hot = _HotPath(client) if isinstance(client, aioredis.Redis) else None
         self._join = client.register_script(_script("join_seat.lua"))
 
     def _op(self, extra_s: float = 0.0) -> contextlib.AbstractAsyncContextManager[None]:
@@ -133,6 +178,8 @@ class GameStore:
 
     async def close(self) -> None:
         """Close the client's connections."""
+        if self._hot is not None:
+            await self._hot.close()
         await self.client.aclose()
 
     async def ping(self) -> None:
@@ -154,7 +201,10 @@ class GameStore:
         """State, version, meta and (optionally) one idempotency record, in one HMGET; None if no game."""
         fields = (*_LOAD_FIELDS, idem_field) if idem_field else _LOAD_FIELDS
         async with self._op():
-            values: list[Any] = await self.client.hmget(game_key(game_id), fields)
+            key = game_key(game_id)
+            values: list[Any] = await (
+                self._hot.call("HMGET", key, *fields) if self._hot else self.client.hmget(key, fields)
+            )
         state, version, meta = values[0], values[1], values[2]
         if state is None or version is None or meta is None:
             return None
@@ -177,13 +227,22 @@ class GameStore:
         ttl = self.finished_ttl_s if match_over else 0
         args: list[str | bytes | int] = [base_version, state_json, commit_id, idem_field, idem_record, ttl, *events]
         async with self._op():
-            outcome, value = await self._commit(keys=[game_key(game_id), events_key(game_id)], args=args)
+            outcome, value = await self._run_commit([game_key(game_id), events_key(game_id)], args)
         kind = outcome.decode()
         if kind == "dup":
             return CommitResult("dup", record=value)
         if kind in ("ok", "conflict", "missing"):
             return CommitResult(kind, version=int(value))
         raise RuntimeError(f"commit_move.lua returned {outcome!r}")
+
+    async def _run_commit(self, keys: list[str], args: list[str | bytes | int]) -> Any:
+        if self._hot is None:
+            return await self._commit(keys=keys, args=args)
+        try:
+            return await self._hot.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+        except rexc.NoScriptError:  # a Redis restarted without its script cache
+            await self._hot.call("SCRIPT", "LOAD", _script("commit_move.lua"))
+            return await self._hot.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
 
     async def join(self, game_id: str, *, seat: int, token_hash: str, name: str) -> int:
         """Run join_seat.lua: the seat taken, -1 when none is open (or the seat wanted is taken), -2 no game."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import signal
+import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -209,5 +211,40 @@ def test_an_unreachable_redis_is_store_unavailable(private_redis: RedisProcess) 
             await store.load(new_id())
         with pytest.raises(StoreUnavailable):
             await store.commit(new_id(), base_version=0, state_json="s", commit_id="c", events=[])
+
+    run(private_redis, body)
+
+
+def test_a_commit_after_the_script_cache_was_flushed_loads_the_script_again(redis_server: RedisProcess) -> None:
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        await store.client.script_flush()
+        result = await store.commit(gid, base_version=0, state_json="s1", commit_id="c", events=["a"])
+        assert (result.outcome, result.version) == ("ok", 1)
+
+    run(redis_server, body)
+
+
+def test_a_hung_redis_is_unavailable_within_the_operation_timeout(private_redis: RedisProcess) -> None:
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        store.op_timeout_s = 0.3
+        private_redis.process.send_signal(signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable):
+                await store.load(gid)
+            with pytest.raises(StoreUnavailable):
+                await store.commit(gid, base_version=0, state_json="s1", commit_id="c", events=["a"])
+            assert time.monotonic() - started < 3
+        finally:
+            private_redis.process.send_signal(signal.SIGCONT)
+        # the connections cut mid-command are gone: no late reply is read as the answer to another command
+        result = await store.commit(gid, base_version=0, state_json="s1", commit_id="c", events=["a"])
+        assert result.outcome in ("ok", "conflict")  # the timed-out commit may have run once Redis went on
+        game = await store.load(gid)
+        assert game is not None and game.version == 1 and game.state_json == b"s1"
 
     run(private_redis, body)
