@@ -153,7 +153,8 @@ class AsyncRefereeClient:
         rid = request_id or _core.new_request_id()
         request = _core.submit_request(game_id, move, rid, expected_version)
         response, attempts = await self._call(self._stub.SubmitMove, request, token, timeout, retry)
-        return _core.move_result(response, self._rules.get(game_id), rid, attempts)
+        rules = self._rules.get(game_id) or await self.rules(game_id, token=token)
+        return _core.move_result(response, rules, rid, attempts)
 
     async def validate_move(
         self,
@@ -257,6 +258,12 @@ class AsyncWatch(AsyncIterator[WatchItem]):
 
     def __aiter__(self) -> AsyncWatch:
         return self
+
+    async def __aenter__(self) -> AsyncWatch:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def __anext__(self) -> WatchItem:
         return await self._items.__anext__()

@@ -165,7 +165,8 @@ class RefereeClient:
         rid = request_id or _core.new_request_id()
         request = _core.submit_request(game_id, move, rid, expected_version)
         response, attempts = self._call(self._stub.SubmitMove, request, token, timeout, retry)
-        return _core.move_result(response, self._rules.get(game_id), rid, attempts)
+        rules = self._rules.get(game_id) or self.rules(game_id, token=token)  # the View carries the rules
+        return _core.move_result(response, rules, rid, attempts)
 
     def validate_move(
         self,
@@ -275,6 +276,12 @@ class Watch(Iterator[WatchItem]):
 
     def __iter__(self) -> Watch:
         return self
+
+    def __enter__(self) -> Watch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()
 
     def __next__(self) -> WatchItem:
         return next(self._items)

@@ -140,3 +140,18 @@ def test_the_async_watch_resumes_too(client: RefereeClient, proxy: H2Proxy) -> N
     replay = client.get_replay(game.game_id, token=game.tokens[0]).events
     assert [(e["version"], e["index"]) for e in _events(seen)] == [(e["version"], e["index"]) for e in replay]
     assert result and result[0] >= moves // 7 - 1 >= 2
+
+
+def test_a_watch_renews_its_stream_at_its_deadline_without_a_gap(client: RefereeClient) -> None:
+    """Every call has a deadline, a watch too: the stream ends at it and is resumed at once."""
+    game = client.create_game("gin", ["Ann", "Bob"], max_hands=1)
+    seen: list[Any] = []
+    with client.watch(game.game_id, token=game.tokens[0], timeout=0.3) as watch:
+        thread = threading.Thread(target=lambda: seen.extend(watch), daemon=True)
+        thread.start()
+        assert wait_until(lambda: watch.reconnects >= 3, timeout=5)  # a quiet game: three deadlines passed
+        _play(client, game, random.Random(11), lambda n: None)
+        thread.join(30)
+    replay = client.get_replay(game.game_id, token=game.tokens[0]).events
+    assert sum(isinstance(i, GameSnapshot) for i in seen) == 1
+    assert [(e["version"], e["index"]) for e in _events(seen)] == [(e["version"], e["index"]) for e in replay]
