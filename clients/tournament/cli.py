@@ -92,6 +92,8 @@ def _config(args: argparse.Namespace, previous: Config | None) -> tuple[Config, 
         config = previous
     else:
         if "entrants" not in fields:
+            if args.resume:
+                raise ConfigError(f"--resume: no tournament journal in {args.out} (name the entrants to start one)")
             raise ConfigError("name at least two entrants (e.g. random gin)")
         fields.setdefault("profile", "gin")
         fields.setdefault("seed", secrets.token_hex(6))
