@@ -33,7 +33,12 @@ class GameInterrupted(Exception):
 
 
 class GameFailed(Exception):
-    """The game could not be played to an outcome (not the bots' fault)."""
+    """The game could not be played to an outcome (not the bots' fault). ``fatal``: no game will do better (the
+    referee refused to create it: a wrong organizer token, options it does not accept)."""
+
+    def __init__(self, message: str, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.fatal = fatal
 
 
 @dataclass
@@ -80,7 +85,9 @@ class Arena:
                     token=self.organizer_token,
                 )  # fmt: skip
             except RefereeError as exc:
-                if not exc.transient or time.monotonic() > deadline:
+                if not exc.transient:
+                    raise GameFailed(f"the referee refused CreateGame: {exc}", fatal=True) from exc
+                if time.monotonic() > deadline:
                     raise GameFailed(f"CreateGame failed: {exc}") from exc
             stop.wait(pause)
             pause = min(2.0, pause * 2)
@@ -155,9 +162,9 @@ def run_games(
     stop_after: int | None = None,
 ) -> RunOutcome:
     """Play ``games`` with ``parallel`` workers; ``on_record`` gets each finished game (in the calling thread, as
-    it finishes). ``stop_after``: stop (abandoning the games in play) once that many were recorded. A failed game
-    whose referee no longer answers Ping aborts the run. Ctrl-C stops the same way and is raised again once the
-    workers are done."""
+    it finishes). ``stop_after``: stop (abandoning the games in play) once that many were recorded. A refused
+    CreateGame, or a failed game whose referee no longer answers Ping, aborts the run. Ctrl-C stops the same way
+    and is raised again once the workers are done."""
     outcome = RunOutcome()
     stop = threading.Event()
     pool = cf.ThreadPoolExecutor(max(1, parallel), thread_name_prefix="game")
@@ -180,7 +187,12 @@ def run_games(
             elif not isinstance(exc, GameInterrupted):
                 outcome.failed.append(game.key)
                 on_failure(game, str(exc))
-                if not stop.is_set() and not arena.referee_answers():
+                if stop.is_set():
+                    pass
+                elif isinstance(exc, GameFailed) and exc.fatal:
+                    outcome.aborted = str(exc)
+                    halt()
+                elif not arena.referee_answers():
                     outcome.aborted = f"the referee at {arena.client.target} does not answer"
                     halt()
             if stop_after is not None and outcome.recorded >= stop_after and not stop.is_set():
