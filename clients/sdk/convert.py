@@ -122,11 +122,29 @@ def move_from_proto(move: pb.Move) -> engine.Move:
 # ------------------------------------------------------------------------------------------ plain values
 
 
+def _value(v: struct_pb2.Value) -> Any:
+    kind = v.WhichOneof("kind")
+    if kind == "string_value":
+        return v.string_value
+    if kind == "number_value":
+        n = v.number_value
+        return int(n) if n.is_integer() else n
+    if kind == "struct_value":
+        return {k: _value(x) for k, x in v.struct_value.fields.items()}
+    if kind == "list_value":
+        return [_value(x) for x in v.list_value.values]
+    if kind == "bool_value":
+        return v.bool_value
+    return None
+
+
 def plain(value: Any) -> Any:
     """A Struct/ListValue (or what ``MessageToDict`` made of one) as plain Python: whole floats become ints."""
-    if isinstance(value, struct_pb2.Struct):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, struct_pb2.ListValue | list | tuple):
+    if isinstance(value, struct_pb2.Struct):  # read the fields directly: twice as fast as Struct.items()
+        return {k: _value(v) for k, v in value.fields.items()}
+    if isinstance(value, struct_pb2.ListValue):
+        return [_value(v) for v in value.values]
+    if isinstance(value, list | tuple):
         return [plain(v) for v in value]
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
