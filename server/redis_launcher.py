@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,11 +111,13 @@ def start_redis(
     appendfsync: str = "everysec",
     binary: str | None = None,
     ready_timeout: float = 15.0,
+    extra_args: Sequence[str] = (),
 ) -> RedisProcess:
     """Start redis-server with an append-only file in `data_dir` and wait until it answers PING.
 
     `port=None` picks a free port (retrying a few times if another process grabs it first).
     `appendfsync="always"` makes every acknowledged write durable (tests use it); "everysec" is the usual trade-off.
+    `extra_args` are more redis-server options (e.g. `--cluster-enabled yes`).
     """
     exe = binary or find_redis_server()
     if exe is None:
@@ -128,7 +131,7 @@ def start_redis(
     last_error: RedisLaunchError | None = None
     for _ in range(attempts):
         chosen = port if port is not None else free_port()
-        args = _server_args(exe, chosen, data, appendfsync)
+        args = [*_server_args(exe, chosen, data, appendfsync), *extra_args]
         process = _spawn(args, data)
         try:
             _wait_ready(process, chosen, data, ready_timeout)

@@ -1,0 +1,60 @@
+"""The referee on a Redis Cluster (`--redis-cluster` / a redis-cluster:// URL): a one-node cluster holding all
+16384 slots, started by the suite. Every key of a game shares its hash tag, so each Lua script runs on one node."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from rummy_pb.rummy.v1 import game_pb2 as pb
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.redis_launcher import RedisProcess, find_redis_server, start_redis
+from tests.server.refkit import GIN_KNOCK_DEAL, GIN_KNOCK_MOVES, ORGANIZER, Client, ServerThread, md, move_from_text
+
+pytestmark = pytest.mark.skipif(find_redis_server() is None, reason="no redis-server binary")
+
+
+@pytest.fixture(scope="module")
+def cluster_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProcess]:
+    node = start_redis(
+        tmp_path_factory.mktemp("cluster"),
+        appendfsync="always",
+        extra_args=["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"],
+    )
+    try:
+        admin = redis.Redis.from_url(node.url)
+        admin.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+        deadline = time.monotonic() + 10
+        while b"cluster_state:ok" not in admin.execute_command("CLUSTER", "INFO"):
+            assert time.monotonic() < deadline, "the one-node cluster never became ok"
+            time.sleep(0.05)
+        yield node
+    finally:
+        node.stop()
+
+
+def test_a_match_on_a_redis_cluster(cluster_node: RedisProcess) -> None:
+    server = ServerThread(f"redis-cluster://127.0.0.1:{cluster_node.port}")
+    client = Client(server.address)
+    try:
+        game = client.create(
+            "gin", token=ORGANIZER, preset_deals=[GIN_KNOCK_DEAL], match=rpb.MatchSettings(target_score=20)
+        )
+        watch = client.stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id), metadata=md(game.tokens[0]))
+        assert next(watch).snapshot.version == 0
+        for n, (seat, text) in enumerate(GIN_KNOCK_MOVES, 1):
+            assert client.move(game, game.tokens[seat], move_from_text(text), expected_version=n - 1).version == n
+        streamed = [m.event.kind for m in watch]  # ends with the match
+        assert streamed[-1] == "match_ended" and "knocked" in streamed
+        view = client.view(game, game.tokens[1])
+        assert view.phase == pb.PHASE_MATCH_OVER and list(view.result.totals) == [0, 25]
+        assert len([e for page in client.replay(game, None) for e in page.events]) == len(streamed)
+        keys = redis.Redis.from_url(cluster_node.url).keys(f"game:{{{game.game_id}}}*")
+        assert sorted(keys) == sorted([f"game:{{{game.game_id}}}".encode(), f"game:{{{game.game_id}}}:events".encode()])
+    finally:
+        client.close()
+        server.stop()
+
