@@ -23,7 +23,7 @@ from engine.errors import (
     InvariantError,
     RuleError,
 )
-from engine.flow import new_game
+from engine.flow import new_game, new_game_with_events
 from engine.game import apply, legal_moves
 from engine.gin import knock_discards
 from engine.melds import (
@@ -65,7 +65,7 @@ __all__ = [
     "Move", "Pass", "RuleError", "Rules", "TableMeld", "apply", "arrangements", "best_arrangement",
     "best_declaration", "card_text", "cards_of", "check_cards", "deal_from_order", "event_for", "extends",
     "find_profile", "knock_discards", "legal_moves", "mask_of", "mask_text", "mask_value", "meld_kind",
-    "min_deadwood", "min_deadwood11", "move_from_dict", "move_text", "move_to_dict", "new_game", "parse_card",
-    "parse_cards", "parse_move", "random_seed", "rules_from_profile", "seeded_deal", "state_from_dict",
+    "min_deadwood", "min_deadwood11", "move_from_dict", "move_text", "move_to_dict", "new_game", "new_game_with_events",
+    "parse_card", "parse_cards", "parse_move", "random_seed", "rules_from_profile", "seeded_deal", "state_from_dict",
     "state_from_json", "state_to_dict", "state_to_json", "validate_deal", "view",
 ]

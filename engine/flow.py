@@ -21,6 +21,13 @@ STOCK_END, TURN_CAP, WENT_OUT, NO_CARDS_LEFT, STALLED = "stock_end", "turn_cap",
 
 def new_game(rules: Rules, seed: bytes, presets: tuple[Deal, ...] = ()) -> GameState:
     """A new match, its first hand dealt. Hand i uses ``presets[i]`` when given, else a deal from ``seed``."""
+    return new_game_with_events(rules, seed, presets)[0]
+
+
+def new_game_with_events(
+    rules: Rules, seed: bytes, presets: tuple[Deal, ...] = ()
+) -> tuple[GameState, tuple[Event, ...]]:
+    """``new_game`` and the events of the first deal (``hand_started``, one secret ``dealt`` per seat)."""
     if not isinstance(seed, bytes) or len(seed) < 16:
         raise InvalidDealError("INVALID_SEED", "the seed must be at least 16 bytes")
     for d in presets:
@@ -36,8 +43,9 @@ def new_game(rules: Rules, seed: bytes, presets: tuple[Deal, ...] = ()) -> GameS
     s.hands_played = 0
     s.last_hand = None
     s.result = None
-    start_hand(s, [])
-    return s
+    events: list[Event] = []
+    start_hand(s, events)
+    return s, tuple(events)
 
 
 def start_hand(s: GameState, events: list[Event]) -> None:
