@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import hashlib
 import hmac
-import itertools
 import json
 import re
 import secrets
-from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
 import engine
+from server.cache import StateCache, commit_ids, parsed_meta
 from server.errors import (
     BadRequest,
     GameNotFound,
@@ -67,55 +65,6 @@ def _check_name(name: str, *, required: bool) -> None:
         raise BadRequest("INVALID_NAME", f"a display name is 1..{MAX_NAME} printable characters")
 
 
-@functools.lru_cache(maxsize=4096)
-def _meta(raw: bytes) -> dict[str, Any]:
-    """A game's parsed meta (profile, seat labels, spectators): parsed once per distinct value, never mutated."""
-    meta: dict[str, Any] = json.loads(raw)
-    return meta
-
-
-# Commit ids only need to be unique among the commits of one game: a random prefix per process and a counter.
-_commit_ids = (f"{secrets.token_hex(8)}-{n}" for n in itertools.count())
-
-
-class _StateCache:
-    """The games this process played last, parsed. A load finding the very same version and bytes skips the JSON
-    parse, and a move may be applied to the latest state known here without loading first: Redis stays the
-    authority, since the commit only succeeds if the game is still at that version."""
-
-    def __init__(self, size: int = 4096) -> None:
-        self._size = size
-        self._games: OrderedDict[str, tuple[StoredGame, engine.GameState]] = OrderedDict()
-
-    def get(self, game: StoredGame) -> engine.GameState:
-        """The state stored in ``game`` (from the cache when it is the very same)."""
-        hit = self._games.get(game.game_id)
-        if hit is not None and hit[0].version == game.version and hit[0].state_json == game.state_json:
-            self._games.move_to_end(game.game_id)
-            return hit[1]
-        try:
-            state = engine.state_from_json(game.state_json)
-        except Exception as exc:  # a stored state that does not load is a bug, never the caller's fault
-            raise RuntimeError(f"game {game.game_id}: stored state does not load") from exc
-        self.put(game, state)
-        return state
-
-    def latest(self, game_id: str) -> tuple[StoredGame, engine.GameState] | None:
-        """The last version of the game this process loaded or committed (possibly stale)."""
-        return self._games.get(game_id)
-
-    def put(self, game: StoredGame, state: engine.GameState) -> None:
-        """Remember ``game`` (without its idempotency record) and its parsed state."""
-        self._games[game.game_id] = (dataclasses.replace(game, idem_record=None), state)
-        self._games.move_to_end(game.game_id)
-        if len(self._games) > self._size:
-            self._games.popitem(last=False)
-
-    def forget(self, game_id: str) -> None:
-        """Drop a game (it is not where the cache thought)."""
-        self._games.pop(game_id, None)
-
-
 class Referee:
     """The referee's use cases over one GameStore."""
 
@@ -131,7 +80,7 @@ class Referee:
         self.hub = hub or EventHub(store)
         self._organizer_hash = token_hash(organizer_token) if organizer_token else None
         self._max_attempts = max_attempts
-        self._states = _StateCache()
+        self._states = StateCache()
 
     # ---------------------------------------------------------------------------------------- authorization
 
@@ -148,7 +97,7 @@ class Referee:
         if token is None:
             return None
         presented = token_hash(token)
-        meta = _meta(game.meta)
+        meta = parsed_meta(game.meta)
         found: Caller | None = None
         for seat_no, seat in enumerate(meta["seats"]):
             if seat["auth"] and hmac.compare_digest(presented, seat["auth"]):
@@ -179,13 +128,13 @@ class Referee:
 
     def _view(self, game: StoredGame, state: engine.GameState, version: int, viewer: int, role: str) -> dict[str, Any]:
         view = engine.view(state, viewer)
-        view.update(game_id=game.game_id, version=version, role=role, seats=self._seats(_meta(game.meta)))
+        view.update(game_id=game.game_id, version=version, role=role, seats=self._seats(parsed_meta(game.meta)))
         if role == "seat" and state.to_act == viewer and state.phase != "match_over":
             view["legal_moves"] = [engine.move_to_dict(m) for m in engine.legal_moves(state)]
         return view
 
     def _settings(self, game: StoredGame, rules: engine.Rules) -> dict[str, Any]:
-        meta = _meta(game.meta)
+        meta = parsed_meta(game.meta)
         return {
             "profile": meta["profile"],
             "options": rules.to_dict(),
@@ -257,7 +206,7 @@ class Referee:
         """Take an open seat (the lowest one when ``seat`` is None): the seat and its new token."""
         _check_name(name, required=True)
         game = await self._load(game_id)
-        if seat is not None and not 0 <= seat < len(_meta(game.meta)["seats"]):
+        if seat is not None and not 0 <= seat < len(parsed_meta(game.meta)["seats"]):
             raise BadRequest("INVALID_SEAT", f"no seat {seat} in this game")
         seat_token = secrets.token_urlsafe(32)
         taken = await self.store.join(
@@ -357,7 +306,7 @@ class Referee:
             game.game_id,
             base_version=game.version,
             state_json=new_json,
-            commit_id=next(_commit_ids),
+            commit_id=next(commit_ids),
             events=[json.dumps(e.to_dict()) for e in events],
             idem_field=idem_field or "",
             idem_record=record,
@@ -427,7 +376,7 @@ class Referee:
         events = await self.store.events_since(game_id, after, count=fetch)
         page, more = _whole_versions(events, limit, fetched_all=len(events) < fetch)
         initial = {**json.loads(start), "game_id": game_id, "version": 0, "role": "referee"}
-        initial["seats"] = self._seats(_meta(game.meta))
+        initial["seats"] = self._seats(parsed_meta(game.meta))
         return {
             "settings": self._settings(game, state.rules),
             "initial": initial,

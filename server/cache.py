@@ -1,0 +1,64 @@
+"""In-process caches of the referee: parsed game meta, the latest state of recently played games, and the
+commit ids of this process."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import json
+import secrets
+from collections import OrderedDict
+from typing import Any
+
+import engine
+from server.store import StoredGame
+
+
+@functools.lru_cache(maxsize=4096)
+def parsed_meta(raw: bytes) -> dict[str, Any]:
+    """A game's parsed meta (profile, seat labels, spectators): parsed once per distinct value, never mutated."""
+    meta: dict[str, Any] = json.loads(raw)
+    return meta
+
+
+# Commit ids only need to be unique among the commits of one game: a random prefix per process and a counter.
+commit_ids = (f"{secrets.token_hex(8)}-{n}" for n in itertools.count())
+
+
+class StateCache:
+    """The games this process played last, parsed. A load finding the very same version and bytes skips the JSON
+    parse, and a move may be applied to the latest state known here without loading first: Redis stays the
+    authority, since the commit only succeeds if the game is still at that version."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._games: OrderedDict[str, tuple[StoredGame, engine.GameState]] = OrderedDict()
+
+    def get(self, game: StoredGame) -> engine.GameState:
+        """The state stored in ``game`` (from the cache when it is the very same)."""
+        hit = self._games.get(game.game_id)
+        if hit is not None and hit[0].version == game.version and hit[0].state_json == game.state_json:
+            self._games.move_to_end(game.game_id)
+            return hit[1]
+        try:
+            state = engine.state_from_json(game.state_json)
+        except Exception as exc:  # a stored state that does not load is a bug, never the caller's fault
+            raise RuntimeError(f"game {game.game_id}: stored state does not load") from exc
+        self.put(game, state)
+        return state
+
+    def latest(self, game_id: str) -> tuple[StoredGame, engine.GameState] | None:
+        """The last version of the game this process loaded or committed (possibly stale)."""
+        return self._games.get(game_id)
+
+    def put(self, game: StoredGame, state: engine.GameState) -> None:
+        """Remember ``game`` (without its idempotency record) and its parsed state."""
+        self._games[game.game_id] = (dataclasses.replace(game, idem_record=None), state)
+        self._games.move_to_end(game.game_id)
+        if len(self._games) > self._size:
+            self._games.popitem(last=False)
+
+    def forget(self, game_id: str) -> None:
+        """Drop a game (it is not where the cache thought)."""
+        self._games.pop(game_id, None)
