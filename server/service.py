@@ -255,7 +255,7 @@ class Referee:
         """Apply ``move`` as the caller's seat: {version, events (as the caller sees them), view}."""
         if len(request_id) > MAX_REQUEST_ID or not request_id.isprintable():
             raise BadRequest("INVALID_REQUEST_ID", f"a request_id is at most {MAX_REQUEST_ID} printable characters")
-        move_hash = hashlib.sha256(json.dumps(engine.move_to_dict(move), sort_keys=True).encode()).hexdigest()
+        move_hash = _move_hash(move) if request_id else ""
         # Scoped by token (that is: by seat), so that nobody can fetch another seat's response by its key.
         idem_field = f"idem:{token_hash(token or '')[:32]}:{request_id}" if request_id else None
         latest = self._states.latest(game_id)
@@ -416,6 +416,11 @@ class Referee:
             "truncated": truncated,
             "knock_discards": knocks,
         }
+
+
+def _move_hash(move: engine.Move) -> str:
+    """What an idempotency record remembers of its move."""
+    return hashlib.sha256(json.dumps(engine.move_to_dict(move), sort_keys=True).encode()).hexdigest()
 
 
 def _check_version(version: int, expected: int | None) -> None:

@@ -248,3 +248,13 @@ def test_a_hung_redis_is_unavailable_within_the_operation_timeout(private_redis:
         assert game is not None and game.version == 1 and game.state_json == b"s1"
 
     run(private_redis, body)
+
+
+def test_the_hot_path_speaks_the_same_protocol_as_redis_py() -> None:
+    from redis.asyncio.connection import Connection
+
+    from server.store import _resp
+
+    packer = Connection()
+    for args in [("HMGET", "game:{x}", "state", "version"), ("EVALSHA", "ab" * 20, 2, "k", b"\x00\xff", "é", 0, -5)]:
+        assert _resp(args) == b"".join(packer.pack_command(*args))
