@@ -80,9 +80,10 @@ class GameDriver:
             return seat, DECLARE
         if v.phase in (pb.PHASE_TAKE_OR_PASS, pb.PHASE_LAST_CARD):
             return seat, PASS
-        assert v.viewer_seat == seat and v.legal_moves, "the mover's own response lists its next moves"
-        knocks = [m for m in v.legal_moves if m.WhichOneof("move") in ("knock", "big_gin")]
-        return seat, knocks[0] if knocks else self.rng.choice(list(v.legal_moves))
+        moves = v.legal_moves
+        assert v.viewer_seat == seat and moves, "the mover's own response lists its next moves"
+        knock = next((m for m in moves if m.HasField("knock") or m.HasField("big_gin")), None)
+        return seat, knock or moves[self.rng.randrange(len(moves))]
 
     async def move(self) -> float:
         """One SubmitMove; its latency in seconds."""

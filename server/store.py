@@ -119,6 +119,9 @@ def _script(name: str) -> str:
 _LOAD_FIELDS = ("state", "version", "meta")
 
 
+_HOT_IDLE_MAX = 64
+
+
 def _resp(args: Sequence[str | bytes | int]) -> bytes:
     """One command in the Redis protocol (RESP): redis-py's general packer is several times slower."""
     parts = [b"*%d\r\n" % len(args)]
@@ -159,7 +162,10 @@ class _HotPath:
             except BaseException:  # cancelled (a timeout) mid-command: the reply would reach the next user
                 await conn.disconnect(nowait=True)
                 raise
-            self._idle.append(conn)
+            if len(self._idle) < _HOT_IDLE_MAX:
+                self._idle.append(conn)
+            else:  # a burst is over: do not keep its connections open for ever
+                await conn.disconnect(nowait=True)
             return reply
         raise AssertionError("unreachable")
 
