@@ -276,12 +276,6 @@ class GameStore:
         """Events with a version greater than ``version``, oldest first (at most ``count``)."""
         return await self.events_since(game_id, (version, MAX_SEQ), count)
 
-    async def events_until(self, game_id: str, version: int) -> list[StoredEvent]:
-        """Events with a version up to and including ``version``, oldest first."""
-        async with self._op():
-            entries: Any = await self.client.xrange(events_key(game_id), min="-", max=f"{version}-{MAX_SEQ}")
-        return [_stored_event(entry_id, fields) for entry_id, fields in entries]
-
     async def wait_events(self, game_id: str, after: tuple[int, int], block_ms: int) -> list[StoredEvent]:
         """Events after stream position ``after`` = (version, index), waiting up to ``block_ms`` for one."""
         async with self._op(block_ms / 1000):

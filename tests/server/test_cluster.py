@@ -57,4 +57,3 @@ def test_a_match_on_a_redis_cluster(cluster_node: RedisProcess) -> None:
     finally:
         client.close()
         server.stop()
-

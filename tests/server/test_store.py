@@ -74,7 +74,13 @@ def test_commit_writes_state_events_and_version(redis_server: RedisProcess) -> N
         after0 = await store.events_after(gid, 0)
         assert [(e.version, e.index, e.payload) for e in after0] == [(1, 1, b"a"), (1, 2, b"b"), (2, 1, b"c")]
         assert [e.payload for e in await store.events_after(gid, 1)] == [b"c"]
-        assert [e.payload for e in await store.events_until(gid, 1)] == [b'{"kind": "hand_started"}', b"a", b"b"]
+        assert [e.payload for e in await store.events_since(gid, (-1, 0))] == [
+            b'{"kind": "hand_started"}',
+            b"a",
+            b"b",
+            b"c",
+        ]
+        assert [e.payload for e in await store.events_since(gid, (1, 1))] == [b"b", b"c"]
         assert await store.last_position(gid) == (2, 1)
         assert await store.ttl(gid) == -1
 

@@ -139,3 +139,24 @@ def test_resuming_from_a_version_not_reached_yet_is_refused(client: Client) -> N
         assert exc.code() == grpc.StatusCode.INVALID_ARGUMENT
     else:
         raise AssertionError("a watch from the future was accepted")
+
+
+def test_replay_pages_hold_whole_versions_and_add_up_to_the_game(client: Client) -> None:
+    game = _new_game(client, 10)
+    _play(client, game, random.Random(10))
+    whole = [(e.version, e.index, e.kind) for page in client.replay(game) for e in page.events]
+    paged: list[tuple[int, int, str]] = []
+    request = rpb.GetReplayRequest(game_id=game.game_id, max_events=3)
+    while True:
+        page = client.stub.GetReplay(request)  # the match is over: anyone may ask, without a token
+        events = [(e.version, e.index, e.kind) for e in page.events]
+        assert events, "an empty page before the end"
+        assert len(events) <= 3 or len({v for v, _, _ in events}) == 1  # over the limit only for one big version
+        assert not paged or paged[-1][0] < events[0][0], "a version split over two pages"
+        paged += events
+        if not page.HasField("next_after_version"):
+            break
+        assert page.next_after_version == events[-1][0]
+        request = rpb.GetReplayRequest(game_id=game.game_id, max_events=3, after_version=page.next_after_version)
+    assert paged == whole
+    assert page.current.phase == pb.PHASE_MATCH_OVER and len(page.initial.hands) == 2 and page.initial.stock
