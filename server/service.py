@@ -170,7 +170,7 @@ class Referee:
         overrides = {k: v for k, v in spec.overrides.items() if k != "players"}
         profile = spec.profile or "gin"
         rules = engine.rules_from_profile(profile, players=len(spec.seats), **overrides)
-        state = engine.new_game(rules, spec.seed or engine.random_seed(), spec.presets)
+        state, dealt = engine.new_game_with_events(rules, spec.seed or engine.random_seed(), spec.presets)
 
         game_id = secrets.token_urlsafe(16)
         tokens = {i: secrets.token_urlsafe(32) for i, seat in enumerate(spec.seats) if not seat.open}
@@ -191,7 +191,8 @@ class Referee:
             "meta": json.dumps(meta),
             "start": json.dumps(engine.view(state, engine.REFEREE)),
         }
-        if not await self.store.create(game_id, fields, []):
+        # the first deal's events are version 0 of the stream: a replay is the whole game as events
+        if not await self.store.create(game_id, fields, [json.dumps(e.to_dict()) for e in dealt]):
             raise RuntimeError("a fresh random game id was taken")
         created = StoredGame(game_id, fields["state"].encode(), 0, fields["meta"].encode(), None)
         return {

@@ -125,8 +125,8 @@ def _local_replay(game: Game, settings: pb.GameSettings, seed: bytes, moves: lis
     from server import codec
 
     options = {k: getattr(v, str(v.WhichOneof("value"))) for k, v in settings.options.items()}
-    state = engine.new_game(engine.Rules.from_dict(options), seed)
-    events: list[dict[str, object]] = []
+    state, dealt = engine.new_game_with_events(engine.Rules.from_dict(options), seed)
+    events: list[dict[str, object]] = [engine.event_for(e, engine.REFEREE) for e in dealt]
     for seat, move in moves:
         state, happened = engine.apply(state, seat, codec.move_from_proto(move))
         events += [engine.event_for(e, engine.REFEREE) for e in happened]

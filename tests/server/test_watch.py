@@ -30,7 +30,8 @@ def _play(client: Client, game: Game, rng: random.Random, moves: int | None = No
 
 
 def _all_positions(client: Client, game: Game) -> list[Position]:
-    return [(e.version, e.index) for page in client.replay(game) for e in page.events]
+    """Positions of every event of the moves (the first deal, version 0, is in the snapshot of a watch)."""
+    return [(e.version, e.index) for page in client.replay(game) for e in page.events if e.version]
 
 
 def _new_game(client: Client, seed: int, **fields: object) -> Game:
