@@ -52,6 +52,12 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def new_secret(prefix: str, nbytes: int) -> str:
+    """An unguessable id or token (``nbytes`` from the OS CSPRNG, URL-safe) behind a short prefix, so that it never
+    begins with "-" (command lines would take it for an option) and says what it is."""
+    return prefix + secrets.token_urlsafe(nbytes)
+
+
 def check_game_id(game_id: str) -> None:
     """Refuse ids that cannot be ours (they would also be unsafe inside a Redis key)."""
     if not _GAME_ID.fullmatch(game_id):
@@ -172,9 +178,9 @@ class Referee:
         rules = engine.rules_from_profile(profile, players=len(spec.seats), **overrides)
         state, dealt = engine.new_game_with_events(rules, spec.seed or engine.random_seed(), spec.presets)
 
-        game_id = secrets.token_urlsafe(16)
-        tokens = {i: secrets.token_urlsafe(32) for i, seat in enumerate(spec.seats) if not seat.open}
-        spectator_token = secrets.token_urlsafe(32) if spec.allow_spectators else ""
+        game_id = new_secret("g_", 16)
+        tokens = {i: new_secret("st_", 32) for i, seat in enumerate(spec.seats) if not seat.open}
+        spectator_token = new_secret("sp_", 32) if spec.allow_spectators else ""
         meta = {
             "profile": profile,
             "seats": [
@@ -209,7 +215,7 @@ class Referee:
         game = await self._load(game_id)
         if seat is not None and not 0 <= seat < len(parsed_meta(game.meta)["seats"]):
             raise BadRequest("INVALID_SEAT", f"no seat {seat} in this game")
-        seat_token = secrets.token_urlsafe(32)
+        seat_token = new_secret("st_", 32)
         taken = await self.store.join(
             game_id, seat=-1 if seat is None else seat, token_hash=token_hash(seat_token), name=name
         )
