@@ -6,7 +6,7 @@ A card is ``suit * 13 + rank`` with rank 0 = ace .. 12 = king and suits in the o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from engine.errors import InvalidMoveError
 
@@ -28,10 +28,6 @@ def suit_of(card: int) -> int:
     """Suit index of a card: 0 = spades, 1 = hearts, 2 = diamonds, 3 = clubs."""
     return card // 13
 
-
-def make_card(rank: int, suit: int) -> int:
-    """The card of that rank index and suit index."""
-    return suit * 13 + rank
 
 
 CARD_TEXTS: tuple[str, ...] = tuple(RANKS[c % 13] + SUITS[c // 13] for c in range(DECK_SIZE))
@@ -65,10 +61,6 @@ def parse_cards(texts: Iterable[str]) -> list[int]:
     return out
 
 
-def bit(card: int) -> int:
-    """The one-card mask."""
-    return 1 << card
-
 
 def mask_of(cards: Iterable[int]) -> int:
     """Mask of a collection of cards."""
@@ -91,17 +83,6 @@ def cards_of(mask: int) -> tuple[int, ...]:
     )
 
 
-def iter_cards(mask: int) -> Iterator[int]:
-    """Iterate the cards of a mask in ascending order."""
-    while mask:
-        low = mask & -mask
-        yield low.bit_length() - 1
-        mask ^= low
-
-
-def count(mask: int) -> int:
-    """Number of cards in a mask."""
-    return mask.bit_count()
 
 
 _ROW_VALUE: tuple[int, ...] = tuple(
@@ -133,10 +114,6 @@ def mask_value(mask: int, ace_value: int = 1) -> int:
         mask ^= low
     return total
 
-
-def sort_key(card: int) -> tuple[int, int]:
-    """Display order: by suit, then rank."""
-    return (card // 13, card % 13)
 
 
 def mask_text(mask: int) -> str:

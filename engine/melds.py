@@ -16,8 +16,6 @@ from engine.cards import CARD_VALUE, cards_of, mask_value, top_value
 SET = "set"
 RUN = "run"
 
-_SUIT_ROW = 0x1FFF  # 13 bits
-
 
 def _build(ace_high: bool) -> tuple[dict[int, str], tuple[tuple[int, ...], ...]]:
     kinds: dict[int, str] = {}
@@ -185,13 +183,6 @@ def best_arrangement(hand: int, ace_high: bool = False, ace_value: int = 1) -> t
     """One minimum-deadwood arrangement, preferring the fewest melds (longest runs kept whole)."""
     return min(arrangements(hand, ace_high, ace_value), key=lambda a: (len(a[1]), a[1]))
 
-
-def declared_deadwood(hand: int, melds: tuple[int, ...], ace_value: int = 1) -> int:
-    """Value of the cards of ``hand`` outside the given (already validated, disjoint) melds."""
-    covered = 0
-    for m in melds:
-        covered |= m
-    return mask_value(hand & ~covered, ace_value)
 
 
 def extends(meld: int, card: int, ace_high: bool = False) -> bool:
