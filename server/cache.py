@@ -1,5 +1,5 @@
 """In-process caches of the referee: parsed game meta, the latest state of recently played games, and the
-commit ids of this process."""
+commit ids of this process; and the state's storage form (engine JSON, encoded by orjson)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import json
 import secrets
 from collections import OrderedDict
 from typing import Any
+
+import orjson
 
 import engine
 from server.store import StoredGame
@@ -22,8 +24,20 @@ def parsed_meta(raw: bytes) -> dict[str, Any]:
     return meta
 
 
+def state_json(state: engine.GameState) -> bytes:
+    """``engine.state_to_json(state)``, encoded: the very same bytes (the engine's JSON is plain ASCII), written by
+    orjson in a quarter of the time."""
+    return orjson.dumps(engine.state_to_dict(state))
+
+
+def state_from_json(raw: bytes) -> engine.GameState:
+    """``engine.state_from_json``, parsed by orjson."""
+    return engine.state_from_dict(orjson.loads(raw))
+
+
 # Commit ids only need to be unique among the commits of one game: a random prefix per process and a counter.
-commit_ids = (f"{secrets.token_hex(8)}-{n}" for n in itertools.count())
+_COMMIT_PREFIX = secrets.token_hex(8)
+commit_ids = (f"{_COMMIT_PREFIX}-{n}" for n in itertools.count())
 
 
 class StateCache:
@@ -42,7 +56,7 @@ class StateCache:
             self._games.move_to_end(game.game_id)
             return hit[1]
         try:
-            state = engine.state_from_json(game.state_json)
+            state = state_from_json(game.state_json)
         except Exception as exc:  # a stored state that does not load is a bug, never the caller's fault
             raise RuntimeError(f"game {game.game_id}: stored state does not load") from exc
         self.put(game, state)

@@ -22,7 +22,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
 import engine
-from server.cache import StateCache, commit_ids, parsed_meta
+from server.cache import StateCache, commit_ids, parsed_meta, state_json
 from server.errors import (
     BadRequest,
     GameNotFound,
@@ -191,16 +191,17 @@ class Referee:
             "spectators": spec.allow_spectators,
             "organizer_deals": bool(spec.presets or spec.seed is not None),
         }
-        fields = {
-            "state": engine.state_to_json(state),
+        stored_state, stored_meta = state_json(state), json.dumps(meta)
+        fields: dict[str, str | bytes] = {
+            "state": stored_state,
             "version": "0",
-            "meta": json.dumps(meta),
+            "meta": stored_meta,
             "start": json.dumps(engine.view(state, engine.REFEREE)),
         }
         # the first deal's events are version 0 of the stream: a replay is the whole game as events
         if not await self.store.create(game_id, fields, [json.dumps(e.to_dict()) for e in dealt]):
             raise RuntimeError("a fresh random game id was taken")
-        created = StoredGame(game_id, fields["state"].encode(), 0, fields["meta"].encode(), None)
+        created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), None)
         return {
             "game_id": game_id,
             "tokens": tokens,
@@ -308,7 +309,7 @@ class Referee:
             "view": self._view(game, new_state, version, seat, "seat"),
         }
         record = (move_hash + json.dumps(response, separators=(",", ":"))).encode() if idem_field else b""
-        new_json = engine.state_to_json(new_state)
+        new_json = state_json(new_state)
         result = await self.store.commit(
             game.game_id,
             base_version=game.version,
@@ -320,7 +321,7 @@ class Referee:
             match_over=new_state.phase == "match_over",
         )
         if result.outcome == "ok":
-            self._states.put(dataclasses.replace(game, state_json=new_json.encode(), version=version), new_state)
+            self._states.put(dataclasses.replace(game, state_json=new_json, version=version), new_state)
             return response
         if result.outcome == "dup":
             return _replayed(result.record, move_hash)

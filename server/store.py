@@ -231,7 +231,7 @@ class GameStore:
         game_id: str,
         *,
         base_version: int,
-        state_json: str,
+        state_json: bytes,
         commit_id: str,
         events: Sequence[str],
         idem_field: str = "",

@@ -1,0 +1,42 @@
+"""The referee's in-process helpers: the stored form of a state, and the caches."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import engine
+from server.cache import state_from_json, state_json
+
+PROFILES = [
+    ("gin", 2, {}),
+    ("gin", 2, {"hollywood": True, "oklahoma": True}),
+    ("gin", 2, {"first_upcard_rule": "take_or_pass", "stock_end_rule": "fiftieth_card"}),
+    ("rummy", 3, {}),
+    ("rummy", 6, {"restock": "turn_over", "ace_high_low": True}),
+]
+
+
+def _random_play(rules: engine.Rules, seed: int, moves: int) -> list[engine.GameState]:
+    rng = random.Random(seed)
+    state = engine.new_game(rules, rng.randbytes(32))
+    states = [state]
+    while state.phase != "match_over" and len(states) < moves:
+        state, _ = engine.apply(state, state.to_act, rng.choice(engine.legal_moves(state)))
+        states.append(state)
+    return states
+
+
+@pytest.mark.parametrize(("profile", "players", "overrides"), PROFILES)
+def test_the_stored_state_is_the_engine_json_byte_for_byte(
+    profile: str, players: int, overrides: dict[str, object]
+) -> None:
+    rules = engine.rules_from_profile(profile, players=players, **overrides)
+    for seed in range(3):
+        for state in _random_play(rules, seed, 400):
+            stored = state_json(state)
+            assert stored == engine.state_to_json(state).encode()
+            again = state_from_json(stored)
+            assert engine.state_to_json(again) == engine.state_to_json(state)
+            assert again.rules == state.rules
