@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -26,9 +25,10 @@ from typing import Any, Literal
 import redis.asyncio as aioredis
 import redis.exceptions as rexc
 from redis.asyncio.cluster import RedisCluster
-from redis.asyncio.connection import AbstractConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
+
+from server.hotpath import HotPath
 
 MAX_SEATS = 6
 MAX_SEQ = 2**64 - 1  # largest sequence part of a stream id: "<v>-MAX_SEQ" is the last id of version v
@@ -66,20 +66,28 @@ def connect(url: str, *, cluster: bool = False) -> RedisClient:
     return aioredis.Redis.from_url(url, socket_timeout=None, socket_connect_timeout=2.0, retry=retry)
 
 
+def _unavailable(exc: BaseException, seconds: float) -> StoreUnavailable | None:
+    """The StoreUnavailable that a Redis error means, None for an error that is a bug."""
+    if isinstance(exc, TimeoutError):  # the operation took too long (its connection is dropped)
+        return StoreUnavailable(f"Redis did not answer within {seconds}s")
+    if isinstance(exc, rexc.ConnectionError | rexc.TimeoutError | rexc.ClusterError | OSError):
+        return StoreUnavailable(str(exc) or type(exc).__name__)
+    if isinstance(exc, rexc.ResponseError) and str(exc).startswith(_UNAVAILABLE_REPLIES):
+        return StoreUnavailable(str(exc))
+    return None
+
+
 @contextlib.asynccontextmanager
 async def _redis_errors(seconds: float) -> AsyncIterator[None]:
     """Bound one Redis operation in time, and turn "Redis cannot serve" into StoreUnavailable."""
     try:
         async with asyncio.timeout(seconds):
             yield
-    except TimeoutError as exc:  # asyncio's: the operation took too long (redis-py drops that connection)
-        raise StoreUnavailable(f"Redis did not answer within {seconds}s") from exc
-    except (rexc.ConnectionError, rexc.TimeoutError, rexc.ClusterError, OSError) as exc:
-        raise StoreUnavailable(str(exc) or type(exc).__name__) from exc
-    except rexc.ResponseError as exc:
-        if str(exc).startswith(_UNAVAILABLE_REPLIES):
-            raise StoreUnavailable(str(exc)) from exc
-        raise
+    except (TimeoutError, rexc.RedisError, OSError) as exc:
+        unavailable = _unavailable(exc, seconds)
+        if unavailable is None:
+            raise
+        raise unavailable from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,63 +127,6 @@ def _script(name: str) -> str:
 _LOAD_FIELDS = ("state", "version", "meta")
 
 
-_HOT_IDLE_MAX = 64
-
-
-def _resp(args: Sequence[str | bytes | int]) -> bytes:
-    """One command in the Redis protocol (RESP): redis-py's general packer is several times slower."""
-    parts = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        data = arg if isinstance(arg, bytes) else str(arg).encode()
-        parts += (b"$%d\r\n" % len(data), data, b"\r\n")
-    return b"".join(parts)
-
-
-class _HotPath:
-    """The two commands of every move (the HMGET of a load, the EVALSHA of a commit) on a standalone Redis, over
-    a small pool of redis-py connections of its own. redis-py's general command path costs several times the
-    command itself here (a pool lock and a readiness probe per command, retry wrappers, observability hooks);
-    this one sends, reads the reply, and on a broken connection drops every idle one and retries once on a new
-    connection (safe for both commands: a load reads, and a commit carries its commit id)."""
-
-    def __init__(self, client: aioredis.Redis) -> None:
-        pool = client.connection_pool
-        self._new = functools.partial(pool.connection_class, **pool.connection_kwargs)
-        self._idle: list[AbstractConnection] = []
-
-    async def call(self, *args: str | bytes | int) -> Any:
-        """Send one command and return its reply (ResponseError raised as such)."""
-        for attempt in (1, 2):
-            conn = self._idle.pop() if self._idle else self._new()
-            try:
-                await conn.send_packed_command(_resp(args), check_health=False)
-                reply = await conn.read_response()
-            except rexc.ResponseError:
-                self._idle.append(conn)  # the whole error reply was read: the connection is clean
-                raise
-            except (rexc.ConnectionError, rexc.TimeoutError, OSError):
-                await conn.disconnect(nowait=True)
-                await self.close()  # Redis went away: the other idle connections are dead too
-                if attempt == 2:
-                    raise
-                continue
-            except BaseException:  # cancelled (a timeout) mid-command: the reply would reach the next user
-                await conn.disconnect(nowait=True)
-                raise
-            if len(self._idle) < _HOT_IDLE_MAX:
-                self._idle.append(conn)
-            else:  # a burst is over: do not keep its connections open for ever
-                await conn.disconnect(nowait=True)
-            return reply
-        raise AssertionError("unreachable")
-
-    async def close(self) -> None:
-        """Disconnect the idle connections."""
-        idle, self._idle = self._idle, []
-        for conn in idle:
-            await conn.disconnect(nowait=True)
-
-
 class GameStore:
     """Async access to the games in one Redis (or Redis Cluster)."""
 
@@ -185,7 +136,7 @@ class GameStore:
         self.op_timeout_s = op_timeout_s
         self._create = client.register_script(_script("create_game.lua"))
         self._commit = client.register_script(_script("commit_move.lua"))
-        self._hot = _HotPath(client) if isinstance(client, aioredis.Redis) else None
+        self._hot = _hot_path(client)
         self._join = client.register_script(_script("join_seat.lua"))
 
     def _op(self, extra_s: float = 0.0) -> contextlib.AbstractAsyncContextManager[None]:
@@ -194,7 +145,7 @@ class GameStore:
     async def close(self) -> None:
         """Close the client's connections."""
         if self._hot is not None:
-            await self._hot.close()
+            self._hot.close()
         await self.client.aclose()
 
     async def ping(self) -> None:
@@ -215,11 +166,13 @@ class GameStore:
     async def load(self, game_id: str, idem_field: str | None = None) -> StoredGame | None:
         """State, version, meta and (optionally) one idempotency record, in one HMGET; None if no game."""
         fields = (*_LOAD_FIELDS, idem_field) if idem_field else _LOAD_FIELDS
-        async with self._op():
-            key = game_key(game_id)
-            values: list[Any] = await (
-                self._hot.call("HMGET", key, *fields) if self._hot else self.client.hmget(key, fields)
-            )
+        key = game_key(game_id)
+        values: Any
+        if self._hot is not None:
+            values = await self._hot_call("HMGET", key, *fields)
+        else:
+            async with self._op():
+                values = await self.client.hmget(key, fields)
         state, version, meta = values[0], values[1], values[2]
         if state is None or version is None or meta is None:
             return None
@@ -231,7 +184,7 @@ class GameStore:
         game_id: str,
         *,
         base_version: int,
-        state_json: bytes,
+        state_json: str | bytes,
         commit_id: str,
         events: Sequence[str],
         idem_field: str = "",
@@ -241,8 +194,12 @@ class GameStore:
         """Run commit_move.lua: version check, state, events, idempotency record, expiry, all or nothing."""
         ttl = self.finished_ttl_s if match_over else 0
         args: list[str | bytes | int] = [base_version, state_json, commit_id, idem_field, idem_record, ttl, *events]
-        async with self._op():
-            outcome, value = await self._run_commit([game_key(game_id), events_key(game_id)], args)
+        keys = [game_key(game_id), events_key(game_id)]
+        if self._hot is not None:
+            outcome, value = await self._hot_commit(keys, args)
+        else:
+            async with self._op():
+                outcome, value = await self._commit(keys=keys, args=args)
         kind = outcome.decode()
         if kind == "dup":
             return CommitResult("dup", record=value)
@@ -250,14 +207,22 @@ class GameStore:
             return CommitResult(kind, version=int(value))
         raise RuntimeError(f"commit_move.lua returned {outcome!r}")
 
-    async def _run_commit(self, keys: list[str], args: list[str | bytes | int]) -> Any:
-        if self._hot is None:
-            return await self._commit(keys=keys, args=args)
+    async def _hot_commit(self, keys: list[str], args: list[str | bytes | int]) -> Any:
         try:
-            return await self._hot.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+            return await self._hot_call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
         except rexc.NoScriptError:  # a Redis restarted without its script cache
-            await self._hot.call("SCRIPT", "LOAD", _script("commit_move.lua"))
-            return await self._hot.call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+            await self._hot_call("SCRIPT", "LOAD", _script("commit_move.lua"))
+            return await self._hot_call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+
+    async def _hot_call(self, *args: str | bytes | int) -> Any:
+        assert self._hot is not None
+        try:
+            return await self._hot.call(self.op_timeout_s, *args)
+        except (TimeoutError, rexc.ConnectionError, OSError, rexc.ResponseError) as exc:
+            unavailable = _unavailable(exc, self.op_timeout_s)
+            if unavailable is None:
+                raise
+            raise unavailable from exc
 
     async def join(self, game_id: str, *, seat: int, token_hash: str, name: str) -> int:
         """Run join_seat.lua: the seat taken, -1 when none is open (or the seat wanted is taken), -2 no game."""
@@ -310,6 +275,17 @@ class GameStore:
         """Seconds until the game expires; -1 when it does not expire, -2 when it does not exist."""
         async with self._op():
             return int(await self.client.ttl(game_key(game_id)))
+
+
+def _hot_path(client: RedisClient) -> HotPath | None:
+    """The pipelined path of the two hot commands, for a standalone Redis it can connect to by itself."""
+    if not isinstance(client, aioredis.Redis):
+        return None
+    pool = client.connection_pool
+    if not HotPath.supports(pool.connection_class, pool.connection_kwargs):
+        return None
+    kwargs = pool.connection_kwargs
+    return HotPath(kwargs, connect_timeout_s=kwargs.get("socket_connect_timeout") or 2.0)
 
 
 def _stored_event(entry_id: bytes, fields: Mapping[bytes, Any]) -> StoredEvent:

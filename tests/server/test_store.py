@@ -259,8 +259,8 @@ def test_a_hung_redis_is_unavailable_within_the_operation_timeout(private_redis:
 def test_the_hot_path_speaks_the_same_protocol_as_redis_py() -> None:
     from redis.asyncio.connection import Connection
 
-    from server.store import _resp
+    from server.hotpath import resp
 
     packer = Connection()
     for args in [("HMGET", "game:{x}", "state", "version"), ("EVALSHA", "ab" * 20, 2, "k", b"\x00\xff", "é", 0, -5)]:
-        assert _resp(args) == b"".join(packer.pack_command(*args))
+        assert resp(args) == b"".join(packer.pack_command(*args))
