@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any
+from typing import Any, cast
 
 import hiredis
 import redis.exceptions as rexc
@@ -68,8 +68,7 @@ class _Connection(asyncio.Protocol):
         return reply
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's transports are not asyncio.Transport
 
     def data_received(self, data: bytes) -> None:
         self._parser.feed(data)
