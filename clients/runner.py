@@ -8,9 +8,12 @@ from the last event seen, and the turn is checked again. They return when the ma
 when the bot raises, answers after ``move_timeout`` seconds, or makes more than ``max_rejections`` moves the
 referee refuses.
 
-Every event the seat sees reaches ``bot.observe`` once. The events of the seat's own moves come from the
-SubmitMove answer (before the bot is asked again); whatever the stream still had in flight from before comes
-first, so the order is the game's unless the stream lags behind by more than the bot's thinking and a round trip.
+Every event the seat sees reaches ``bot.observe`` once: every event after the version of the first view the
+runner fetched, and when that is version 0 (the runner came before the first move) the first deal's events
+(version 0: ``hand_started``, then one ``dealt`` per seat, the seat's own with its cards) as well, so that the bot
+sees the first deal as it sees every later one. The events of the seat's own moves come from the SubmitMove
+answer (before the bot is asked again); whatever the stream still had in flight from before comes first, so the
+order is the game's unless the stream lags behind by more than the bot's thinking and a round trip.
 """
 
 from __future__ import annotations
@@ -29,13 +32,13 @@ import grpc
 
 import engine
 from clients.bots.base import Bot
-from clients.sdk import AsyncRefereeClient, GameSnapshot, RefereeClient, RefereeError, RetryPolicy
+from clients.sdk import FROM_START, AsyncRefereeClient, GameSnapshot, RefereeClient, RefereeError, RetryPolicy
 from clients.sdk._core import new_request_id
 
 T = TypeVar("T")
 
 #: Events after which the seat that acted still holds the turn.
-_TURN_STAYS = frozenset({"drew", "melded", "laid_off", "dealt"})
+_TURN_STAYS = frozenset({"drew", "melded", "laid_off"})
 #: How the event stream reconnects: without giving up (the calls' own deadline decides when to give up).
 _STREAM_RETRY = RetryPolicy(attempts=2**31, initial_backoff=0.05, max_backoff=1.0)
 #: How often a runner waiting for events looks at its ``stop`` event.
@@ -96,7 +99,7 @@ class _Seat:
         self.bot = bot
         self.max_rejections = max_rejections
         self.result = SeatResult(game_id, None)
-        self.start = -1  # events of this version and before came before the runner did
+        self.start = FROM_START  # events of this version and before came before the runner did
         self.seen: set[tuple[int, int]] = set()  # positions of the events observed since
         self.latest = -1  # the highest version observed
         self.stale = False  # an event or a reconnection since the last view: the turn must be checked
@@ -129,6 +132,8 @@ class _Seat:
         kind, actor = event["kind"], event.get("seat")
         if kind in _TURN_STAYS and actor == self.to_act:
             return False
+        if kind == "dealt":  # a deal is no move: its hand_started (just before) named the seat to act
+            return False
         if self.me is None or not self.players:
             return True
         if kind == "discarded" and isinstance(actor, int) and actor >= 0:
@@ -138,6 +143,12 @@ class _Seat:
             self.to_act = int(event["to_act"])
             return self.to_act == self.me
         return True
+
+    def begin(self, snap: GameSnapshot) -> int:
+        """The first view: the ``after_version`` to watch from. Before the first move that is the very start, for
+        the first deal's events (version 0); later, the events up to the view's version came before the runner."""
+        self.start = self.latest = snap.version if snap.version > 0 else FROM_START
+        return self.start
 
     def take(self, item: object) -> None:
         """One item of the stream queue."""
@@ -245,8 +256,7 @@ def play_seat(
 
     try:
         snap = fetch()
-        seat.start = seat.latest = snap.version
-        watch = client.watch(game_id, after_version=snap.version, token=token, retry=_STREAM_RETRY,
+        watch = client.watch(game_id, after_version=seat.begin(snap), token=token, retry=_STREAM_RETRY,
                              on_reconnect=lambda _: stream.put(_Reconnected()))  # fmt: skip
         reader = threading.Thread(target=_read, args=(watch, stream), daemon=True, name=f"watch-{game_id[:6]}")
         reader.start()
@@ -431,8 +441,7 @@ async def play_seat_async(
 
     try:
         snap = await fetch()
-        seat.start = seat.latest = snap.version
-        watch = client.watch(game_id, after_version=snap.version, token=token, retry=_STREAM_RETRY,
+        watch = client.watch(game_id, after_version=seat.begin(snap), token=token, retry=_STREAM_RETRY,
                              on_reconnect=lambda _: stream.put_nowait(_Reconnected()))  # fmt: skip
         reader = asyncio.create_task(_read_async(watch, stream))
         while True:

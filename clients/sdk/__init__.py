@@ -1,6 +1,7 @@
 """The Python SDK of the referee: a blocking ``RefereeClient`` and an asyncio ``AsyncRefereeClient`` over the
 public gRPC API, with friendly values (engine moves, ``clients.view.View``, event dicts) and typed errors."""
 
+from clients.sdk._core import FROM_START
 from clients.sdk.aio import AsyncRefereeClient, AsyncWatch
 from clients.sdk.client import RefereeClient, Watch
 from clients.sdk.convert import (
@@ -28,8 +29,8 @@ from clients.sdk.values import (
 )
 
 __all__ = [
-    "NO_RETRY", "Analysis", "Arrangement", "AsyncRefereeClient", "AsyncWatch", "CreatedGame", "GameInfo",
-    "GameSnapshot", "JoinedSeat", "MoveResult", "RefereeClient", "RefereeError", "Replay", "RetryPolicy", "SeatSpec",
-    "Settings", "Watch", "event_from_proto", "legal_from_proto", "move_from_proto", "move_to_proto",
+    "FROM_START", "NO_RETRY", "Analysis", "Arrangement", "AsyncRefereeClient", "AsyncWatch", "CreatedGame",
+    "GameInfo", "GameSnapshot", "JoinedSeat", "MoveResult", "RefereeClient", "RefereeError", "Replay", "RetryPolicy",
+    "SeatSpec", "Settings", "Watch", "event_from_proto", "legal_from_proto", "move_from_proto", "move_to_proto",
     "view_dict_from_proto", "view_from_proto",
 ]

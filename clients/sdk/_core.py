@@ -31,6 +31,8 @@ DEFAULT_TIMEOUT = 10.0
 DEFAULT_WATCH_TIMEOUT = 300.0
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 MAX_SEQ = 2**64 - 1
+#: ``after_version`` of a watch from the very start: every event of the game, the first deal's (version 0) too.
+FROM_START = -1
 
 #: Channel arguments: reconnect quickly after a server restart, notice a dead peer on idle watch streams.
 CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
@@ -210,9 +212,13 @@ class WatchCursor:
     """Where a watch is: what to ask for when (re)connecting, and which stream messages are new.
 
     Resuming asks for every event after the position (version, index) of the last event delivered, or after the
-    whole version of a snapshot; whatever arrives at or before that position anyway is dropped."""
+    whole version of a snapshot; whatever arrives at or before that position anyway is dropped. ``after_version``
+    ``FROM_START`` (-1) starts before the game's first event: the first deal's events (version 0) are delivered
+    too (asked for as after_version 0, after_index 0, since event indexes start at 1)."""
 
     def __init__(self, after_version: int | None) -> None:
+        if after_version is not None and after_version < FROM_START:
+            raise ValueError(f"after_version is a version (>= 0), or {FROM_START} for the start, not {after_version}")
         self.last: tuple[int, int] | None = None if after_version is None else (after_version, MAX_SEQ)
         self.ended = False
 
@@ -220,14 +226,18 @@ class WatchCursor:
         """The WatchGame request of the next connection."""
         request = rpb.WatchGameRequest(game_id=game_id)
         if self.last is not None:
-            request.after_version = self.last[0]
-            if self.last[1] != MAX_SEQ:
-                request.after_index = self.last[1]
+            if self.last[0] < 0:  # nothing yet of a watch from the start: all of version 0
+                request.after_version, request.after_index = 0, 0
+            else:
+                request.after_version = self.last[0]
+                if self.last[1] != MAX_SEQ:
+                    request.after_index = self.last[1]
         return request
 
     @property
     def version(self) -> int | None:
-        """The last version seen (snapshot or event), None before anything."""
+        """The last version seen (snapshot or event); before anything, the ``after_version`` it started from (None
+        for a watch that starts with a snapshot)."""
         return None if self.last is None else self.last[0]
 
     def accept(self, update: rpb.WatchGameResponse) -> pb.GameView | dict[str, Any] | None:

@@ -233,11 +233,12 @@ class RefereeClient:
         timeout: float | None = None,
         on_reconnect: Callable[[int | None], None] | None = None,
     ) -> Watch:
-        """Follow a game: a snapshot first (unless ``after_version``), then every event as the caller may see it,
-        until the match ends. A stream that breaks is resumed from the last version seen, without a gap or a
-        duplicate; ``retry`` bounds the reconnections in a row that get nothing (default: the client's policy).
-        ``on_reconnect(after_version)`` is called before each resumption. Iterate the returned ``Watch``;
-        ``cancel()`` it from any thread."""
+        """Follow a game: a snapshot first, then every event after the snapshot's version as the caller may see
+        it, until the match ends. With ``after_version``: no snapshot, every event after that version;
+        ``FROM_START`` (-1): every event of the game, the first deal's (version 0) included. A stream that breaks
+        is resumed from the last version seen, without a gap or a duplicate; ``retry`` bounds the reconnections
+        in a row that get nothing (default: the client's policy). ``on_reconnect(after_version)`` is called before
+        each resumption. Iterate the returned ``Watch``; ``cancel()`` it from any thread."""
         return Watch(self, game_id, after_version, token, retry or self.retry,
                      timeout if timeout is not None else self.watch_timeout, on_reconnect)  # fmt: skip
 

@@ -11,7 +11,7 @@ import pytest
 import engine
 from clients.bots import make_bot
 from clients.sdk import convert
-from clients.sdk._core import MAX_SEQ, WatchCursor
+from clients.sdk._core import FROM_START, MAX_SEQ, WatchCursor
 from clients.view import View
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
@@ -138,3 +138,20 @@ def test_a_watch_from_a_version_asks_for_everything_after_it() -> None:
     assert cursor.last == (7, MAX_SEQ)
     assert cursor.accept(_event(7, 9)) is None
     assert cursor.accept(_event(8, 1)) is not None
+
+
+def test_a_watch_from_the_start_asks_for_the_whole_of_version_zero_and_resumes_within_it() -> None:
+    cursor = WatchCursor(FROM_START)
+    for _ in range(2):  # nothing received yet (a reconnection too): all of version 0, from its first event
+        request = cursor.request("g")
+        assert (request.after_version, request.HasField("after_index"), request.after_index) == (0, True, 0)
+    assert cursor.version == FROM_START
+    assert cursor.accept(_event(0, 1, "hand_started")) is not None
+    request = cursor.request("g")
+    assert (request.after_version, request.after_index) == (0, 1)  # the rest of the first deal
+    assert cursor.accept(_event(0, 1, "hand_started")) is None
+    assert cursor.accept(_event(0, 2, "dealt")) is not None
+    assert cursor.accept(rpb.WatchGameResponse(snapshot=pb.GameView(game_id="g", version=0))) is None
+    assert cursor.accept(_event(1, 1)) is not None and cursor.version == 1
+    with pytest.raises(ValueError):
+        WatchCursor(-2)

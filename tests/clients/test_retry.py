@@ -84,7 +84,11 @@ def test_moves_retried_with_generated_request_ids_are_each_applied_once(
     assert len(set(request_ids)) == 2  # one fresh id per move, reused by its resend
     assert client.get_game(game.game_id, token=token).version == start + 2
     replay = client.get_replay(game.game_id, token=ORGANIZER)
-    assert sorted({e["version"] for e in replay.events}) == list(range(1, start + 3))
+    # version 0 is the first deal (hand_started, a dealt per seat); then one version per move, each applied once
+    assert [(e["version"], e["kind"]) for e in replay.events if e["version"] == 0] == [
+        (0, "hand_started"), (0, "dealt"), (0, "dealt")
+    ]  # fmt: skip
+    assert sorted({e["version"] for e in replay.events}) == list(range(0, start + 3))
 
 
 def test_a_move_cut_before_the_server_saw_it_is_applied_by_the_resend(client: RefereeClient, proxy: H2Proxy) -> None:

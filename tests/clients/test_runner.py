@@ -77,14 +77,19 @@ class _Faulty:
 
 
 class _Recorder:
-    """Wraps a bot and records every event it is shown."""
+    """Wraps a bot and records every event it is shown. With ``table`` (every recorder of the game), its first
+    move waits until each of them has been shown an event: every runner is then following the game from before
+    the first move (a runner that started later would rightly show its bot only the events after its first view)."""
 
-    def __init__(self, bot: Bot) -> None:
+    def __init__(self, bot: Bot, table: Sequence[_Recorder] = ()) -> None:
         self.name = bot.name
         self.bot = bot
         self.events: list[Mapping[str, Any]] = []
+        self.table = table
 
     def choose(self, view: View, legal: Sequence[engine.Move]) -> engine.Move:
+        if self.table:
+            assert wait_until(lambda: all(r.events for r in self.table), timeout=5), "a runner did not start"
         return self.bot.choose(view, legal)
 
     def observe(self, event: Mapping[str, Any]) -> None:
@@ -94,28 +99,41 @@ class _Recorder:
 
 def test_two_runners_play_a_gin_match_to_its_end(client: RefereeClient, referee: ServerThread) -> None:
     game = client.create_game("gin", ["Ann", "Bob"], max_hands=2)
-    bots = [_Recorder(make_bot("random", 1)), _Recorder(make_bot("strong", 2))]
+    bots: list[_Recorder] = []
+    bots += [_Recorder(make_bot("random", 1), bots), _Recorder(make_bot("strong", 2), bots)]
     results = _run_seats(referee.address, game, bots)
     _assert_played_out(results, client, game)
     assert all(r.idle_fetches == 0 for r in results)  # every turn was noticed from the event stream
     replay = client.get_replay(game.game_id, token=game.tokens[0]).events
-    for bot in bots:  # each bot observed every event of the match, in order, once
+    _assert_observed_the_whole_match(bots, replay)
+
+
+def _assert_observed_the_whole_match(bots: Sequence[_Recorder], replay: Sequence[Mapping[str, Any]]) -> None:
+    """Each bot observed every event of the match, in order, once: the first deal's (version 0) too, its own
+    ``dealt`` with its cards and every other seat's without."""
+    assert [e["kind"] for e in replay if e["version"] == 0] == ["hand_started"] + ["dealt"] * len(bots)
+    for seat, bot in enumerate(bots):
         assert [(e["version"], e["index"], e["kind"]) for e in bot.events] == [
             (e["version"], e["index"], e["kind"]) for e in replay
         ]
+        first_deal = [e for e in bot.events if e["version"] == 0 and e["kind"] == "dealt"]
+        assert [(e["seat"], "cards" in e) for e in first_deal] == [(s, s == seat) for s in range(len(bots))]
+        assert first_deal[seat] == next(e for e in replay if e["kind"] == "dealt" and e["seat"] == seat)
 
 
 def test_async_runners_play_a_rummy_match(client: RefereeClient, referee: ServerThread) -> None:
     game = client.create_game("rummy", ["Ann", "Bob", "Cy", "Dee"], max_hands=1)
+    bots: list[_Recorder] = []
+    bots += [_Recorder(make_bot("random" if s % 2 else "strong", s), bots) for s in range(4)]
 
     async def main() -> list[SeatResult]:
         return list(await asyncio.gather(*(
-            play_seat_async(referee.address, game.game_id, game.tokens[s], make_bot("random" if s % 2 else "strong", s))
-            for s in range(4)
+            play_seat_async(referee.address, game.game_id, game.tokens[s], bots[s]) for s in range(4)
         )))  # fmt: skip
 
     results = asyncio.run(main())
     _assert_played_out(results, client, game)
+    _assert_observed_the_whole_match(bots, client.get_replay(game.game_id, token=game.tokens[0]).events)
 
 
 def _forfeit_case(client: RefereeClient, target: str, fault: Bot, **kwargs: Any) -> tuple[SeatResult, SeatResult]:

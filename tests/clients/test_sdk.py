@@ -13,6 +13,7 @@ import pytest
 
 import engine
 from clients.sdk import (
+    FROM_START,
     AsyncRefereeClient,
     GameSnapshot,
     RefereeClient,
@@ -155,18 +156,36 @@ def test_watch_gives_a_snapshot_then_every_event_until_the_match_ends(client: Re
     events = [e for e in watch if isinstance(e, dict)]
     assert events[-1]["kind"] == "match_ended"
     replay = client.get_replay(game.game_id, token=game.tokens[2])
-    assert [(e["version"], e["index"], e["kind"]) for e in events] == [
-        (e["version"], e["index"], e["kind"]) for e in replay.events
-    ]
+    # the whole game: the first deal (version 0, which the snapshot showed), then exactly the events watched
+    assert [(e["version"], e["index"], e["kind"]) for e in replay.events] == [
+        (0, 1, "hand_started"), (0, 2, "dealt"), (0, 3, "dealt"), (0, 4, "dealt"),
+        *((e["version"], e["index"], e["kind"]) for e in events),
+    ]  # fmt: skip
     assert events[-1]["version"] == moves == replay.current["version"]
     seat_watch = list(client.watch(game.game_id, after_version=moves - 1, token=game.tokens[0]))
     assert seat_watch == [e for e in events if e["version"] == moves]  # the spectator saw what a seat sees of it
+    # from the start: every event of the game, the first deal's included, each seat seeing its own cards only
+    for seat in range(3):
+        items = list(client.watch(game.game_id, after_version=FROM_START, token=game.tokens[seat]))
+        whole = [e for e in items if isinstance(e, dict)]
+        assert len(whole) == len(items)  # no snapshot
+        assert [(e["version"], e["index"], e["kind"]) for e in whole] == [
+            (e["version"], e["index"], e["kind"]) for e in replay.events
+        ]
+        dealt = [e for e in whole if e["version"] == 0 and e["kind"] == "dealt"]
+        assert [(e["seat"], "cards" in e) for e in dealt] == [(s, s == seat) for s in range(3)]
 
 
 def test_get_replay_pages_join_into_the_whole_game(client: RefereeClient) -> None:
     game = client.create_game("gin", ["Ann", "Bob"], max_hands=1)
     before = client.get_replay(game.game_id, token=ORGANIZER)  # the organizer may look at any time
-    assert before.initial["hands"] and before.initial["stock"] and before.events == ()
+    assert before.initial["hands"] and before.initial["stock"]
+    # before any move, the events are the first deal's (version 0), with every card: the initial hands
+    assert [(e["version"], e["index"], e["kind"]) for e in before.events] == [
+        (0, 1, "hand_started"), (0, 2, "dealt"), (0, 3, "dealt")
+    ]  # fmt: skip
+    assert before.events[0]["upcard"] == before.initial["discard_pile"][-1]
+    assert [set(e["cards"]) for e in before.events[1:]] == [set(h) for h in before.initial["hands"]]
     moves = _play_out(client, game, random.Random(2))
     whole = client.get_replay(game.game_id, token=game.tokens[1])
     paged = client.get_replay(game.game_id, token=game.tokens[1], max_events=7)
@@ -175,7 +194,7 @@ def test_get_replay_pages_join_into_the_whole_game(client: RefereeClient) -> Non
     assert whole.next_after_version is None and one.next_after_version is not None
     assert len(one.events) <= 7 and one.events == whole.events[: len(one.events)]
     assert whole.current["version"] == moves and whole.current["phase"] == "match_over"
-    assert whole.initial == before.initial
+    assert whole.initial == before.initial and whole.events[: len(before.events)] == before.events
     assert all(e["kind"] != "drew" or e["source"] != "stock" or "card" in e for e in whole.events)  # every card
 
 
@@ -214,9 +233,19 @@ def test_the_async_client_makes_every_call(referee: ServerThread) -> None:
             events = [e async for e in watch]
             assert isinstance(events[-1], dict) and events[-1]["kind"] == "match_ended"
             replay = await client.get_replay(game.game_id, token=tokens[0], max_events=3)
+            # the first deal (version 0, shown by the snapshot), then exactly the events watched
             assert [(e["version"], e["index"]) for e in replay.events] == [
-                (e["version"], e["index"]) for e in events if isinstance(e, dict)
+                (0, 1), (0, 2), (0, 3), *((e["version"], e["index"]) for e in events if isinstance(e, dict))
+            ]  # fmt: skip
+            items = [e async for e in client.watch(game.game_id, after_version=FROM_START, token=tokens[1])]
+            from_start = [e for e in items if isinstance(e, dict)]
+            assert len(from_start) == len(items)  # no snapshot
+            assert [(e["version"], e["index"]) for e in from_start] == [
+                (e["version"], e["index"]) for e in replay.events
             ]
+            assert from_start[2] == replay.events[2]  # seat 1 sees its own deal whole: its cards
+            assert set(replay.events[2]["cards"]) == {engine.card_text(c) for c in DEAL.hands[1]}
+            assert from_start[1]["kind"] == "dealt" and "cards" not in from_start[1]  # and not seat 0's
             analysis = await client.analyze_hand(["AS", "2S", "3S"])
             assert analysis.min_deadwood == 0
             with pytest.raises(RefereeError) as caught:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 
-from clients.sdk import AsyncRefereeClient, GameSnapshot, RefereeClient, RetryPolicy
+from clients.sdk import FROM_START, AsyncRefereeClient, GameSnapshot, RefereeClient, RetryPolicy
 from clients.sdk.values import CreatedGame
 from tests.clients.clientkit import H2Proxy, ServerThread, wait_until
 
@@ -29,6 +29,18 @@ def proxy(referee: ServerThread) -> Iterator[H2Proxy]:
 
 def _events(items: list[Any]) -> list[dict[str, Any]]:
     return [i for i in items if isinstance(i, dict)]
+
+
+FIRST_DEAL = [(0, 1), (0, 2), (0, 3)]  # version 0 of a Gin game: hand_started, then each seat's dealt
+
+
+def _after_the_snapshot(items: list[Any], replay: Sequence[dict[str, Any]]) -> list[tuple[int, int]]:
+    """The positions of the replay's events after the version of the watch's snapshot (its first item); the
+    events up to it are the first deal's (the snapshot shows them)."""
+    snapshot = items[0]
+    assert isinstance(snapshot, GameSnapshot) and snapshot.version == 0
+    assert [(e["version"], e["index"]) for e in replay if e["version"] <= snapshot.version] == FIRST_DEAL
+    return [(e["version"], e["index"]) for e in replay if e["version"] > snapshot.version]
 
 
 def _play(client: RefereeClient, game: CreatedGame, rng: random.Random, on_move: Any) -> int:
@@ -118,6 +130,38 @@ def test_a_watch_started_from_a_version_resumes_from_there(client: RefereeClient
     assert not any(isinstance(i, GameSnapshot) for i in late)
 
 
+def test_a_watch_from_the_start_gets_the_first_deal_and_resumes_within_it(
+    client: RefereeClient, proxy: H2Proxy
+) -> None:
+    game = client.create_game("gin", ["Ann", "Bob"], max_hands=1)
+    reconnections: list[int | None] = []
+    seen: list[Any] = []
+    with RefereeClient(proxy.address, retry=FAST) as flaky:
+        proxy.drop_next_request()  # the watch's first call is cut: it resumes having received nothing
+        thread = _follow(flaky, game.game_id, game.tokens[0], seen, after_version=FROM_START,
+                         on_reconnect=reconnections.append)  # fmt: skip
+        assert wait_until(lambda: len(seen) >= 3), (seen, reconnections, proxy.cuts)
+        assert proxy.cuts >= 1 and reconnections[:1] == [FROM_START], (reconnections, proxy.cuts)  # all of v0 again
+        moves = _play(client, game, random.Random(13), _cutter(proxy, seen, every=8))
+        thread.join(30)
+    assert not thread.is_alive()
+    replay = client.get_replay(game.game_id, token=game.tokens[0]).events
+    positions = [(e["version"], e["index"]) for e in replay]
+    assert positions[:3] == FIRST_DEAL
+    assert not any(isinstance(i, GameSnapshot) for i in seen)
+    assert [(e["version"], e["index"], e["kind"]) for e in _events(seen)] == [
+        (e["version"], e["index"], e["kind"]) for e in replay
+    ]
+    assert seen[1] == replay[1] and "cards" not in seen[2]  # seat 0's own deal with its cards; not seat 1's
+    assert len(reconnections) >= 1 + moves // 8 - 1 >= 2  # the first cut, then those during play (but the last)
+    versions = [v for v in reconnections if v is not None]
+    assert versions == reconnections and versions == sorted(versions)
+    # resuming inside version 0 (as after a cut between its events): the rest of it, then everything after
+    rest = client.watch(game.game_id, after_version=FROM_START, token=game.tokens[1])
+    rest.cursor.last = (0, 1)
+    assert [(e["version"], e["index"]) for e in _events(list(rest))] == positions[1:]
+
+
 def test_the_async_watch_resumes_too(client: RefereeClient, proxy: H2Proxy) -> None:
     game = client.create_game("gin", ["Ann", "Bob"], max_hands=1)
     seen: list[Any] = []
@@ -138,7 +182,7 @@ def test_the_async_watch_resumes_too(client: RefereeClient, proxy: H2Proxy) -> N
     moves = _play(client, game, random.Random(5), _cutter(proxy, seen, every=7))
     thread.join(30)
     replay = client.get_replay(game.game_id, token=game.tokens[0]).events
-    assert [(e["version"], e["index"]) for e in _events(seen)] == [(e["version"], e["index"]) for e in replay]
+    assert [(e["version"], e["index"]) for e in _events(seen)] == _after_the_snapshot(seen, replay)
     assert result and result[0] >= moves // 7 - 1 >= 2
 
 
@@ -154,4 +198,4 @@ def test_a_watch_renews_its_stream_at_its_deadline_without_a_gap(client: Referee
         thread.join(30)
     replay = client.get_replay(game.game_id, token=game.tokens[0]).events
     assert sum(isinstance(i, GameSnapshot) for i in seen) == 1
-    assert [(e["version"], e["index"]) for e in _events(seen)] == [(e["version"], e["index"]) for e in replay]
+    assert [(e["version"], e["index"]) for e in _events(seen)] == _after_the_snapshot(seen, replay)
