@@ -172,6 +172,15 @@ class _Seat:
         self.stale = False
         return snap
 
+    def moved(self, snap: GameSnapshot) -> GameSnapshot:
+        """Take the view a move of this seat's answered with. The stream may have brought the next moves of the
+        others already (it can overtake the answer): then the view is out of date, and they may well have passed
+        the turn back, which no later event will say again: it must be fetched anew at once."""
+        behind = snap.version < self.latest
+        self.snapshot(snap)
+        self.stale = behind
+        return snap
+
     def rejected(self, err: RefereeError) -> None:
         """The referee refused the bot's move."""
         self.result.rejected += 1
@@ -268,7 +277,7 @@ def play_seat(
                 _catch_up(stream, seat, None)  # the last events, for the bot's sake
                 return seat.result
             if not snap.my_turn:
-                if not _wait(stream, seat, idle_check, stop):
+                if not seat.stale and not _wait(stream, seat, idle_check, stop):
                     continue  # stopped: said at the top of the loop
                 if seat.stale:
                     snap = fetch()
@@ -291,7 +300,7 @@ def play_seat(
             _drain(stream, seat)  # the rest of the version before (in flight while the bot thought) comes first
             for event in moved.events:
                 seat.observe(event)
-            snap = seat.snapshot(moved.snapshot)
+            snap = seat.moved(moved.snapshot)
     except Forfeit as exc:
         return seat.forfeit(str(exc))
     finally:
@@ -452,7 +461,7 @@ async def play_seat_async(
                 await catch_up(None)
                 return seat.result
             if not snap.my_turn:
-                if not await wait():
+                if not seat.stale and not await wait():
                     continue
                 if seat.stale:
                     snap = await fetch()
@@ -476,7 +485,7 @@ async def play_seat_async(
                 seat.take(stream.get_nowait())
             for event in moved.events:
                 seat.observe(event)
-            snap = seat.snapshot(moved.snapshot)
+            snap = seat.moved(moved.snapshot)
     except Forfeit as exc:
         return seat.forfeit(str(exc))
     finally:

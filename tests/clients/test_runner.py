@@ -13,8 +13,8 @@ import engine
 from clients.bots import make_bot
 from clients.bots.base import Bot
 from clients.runner import SeatResult, play_seat, play_seat_async
-from clients.sdk import RefereeClient
-from clients.sdk.values import CreatedGame
+from clients.sdk import RefereeClient, RetryPolicy
+from clients.sdk.values import CreatedGame, MoveResult
 from clients.view import View
 from tests.clients.clientkit import ServerProcess, ServerThread, wait_until
 
@@ -134,6 +134,60 @@ def test_async_runners_play_a_rummy_match(client: RefereeClient, referee: Server
     results = asyncio.run(main())
     _assert_played_out(results, client, game)
     _assert_observed_the_whole_match(bots, client.get_replay(game.game_id, token=game.tokens[0]).events)
+
+
+class _OvertakenAnswers(RefereeClient):
+    """A client whose first ``times`` move answers that pass the turn reach the runner only once the turn came
+    back to its seat: the event stream has brought the other seat's moves before them (as under load)."""
+
+    def __init__(self, target: str, token: str, times: int) -> None:
+        super().__init__(target, token)
+        self.times = times
+        self.overtaken = 0
+
+    def submit_move(
+        self,
+        game_id: str,
+        move: engine.Move,
+        *,
+        request_id: str | None = None,
+        expected_version: int | None = None,
+        token: str | None = None,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> MoveResult:
+        result = super().submit_move(game_id, move, request_id=request_id, expected_version=expected_version,
+                                     token=token, timeout=timeout, retry=retry)  # fmt: skip
+        if self.overtaken < self.times and not result.snapshot.my_turn and not result.snapshot.over:
+            assert wait_until(lambda: self._turn_back(game_id), timeout=10)
+            time.sleep(0.3)  # the stream delivers the other seat's moves meanwhile
+            self.overtaken += 1
+        return result
+
+    def _turn_back(self, game_id: str) -> bool:
+        now = self.get_game(game_id).snapshot
+        return now.my_turn or now.over
+
+
+def test_a_runner_whose_move_answer_the_stream_overtook_sees_its_turn_at_once(
+    client: RefereeClient, referee: ServerThread
+) -> None:
+    game = client.create_game("gin", ["Ann", "Bob"], max_hands=1)
+    results: dict[int, SeatResult] = {}
+
+    def other() -> None:
+        results[1] = play_seat(referee.address, game.game_id, game.tokens[1], make_bot("random", 6))
+
+    thread = threading.Thread(target=other, daemon=True)
+    thread.start()
+    overtaken = _OvertakenAnswers(referee.address, game.tokens[0], times=3)
+    with overtaken:
+        results[0] = play_seat(overtaken, game.game_id, game.tokens[0], make_bot("random", 5))
+    thread.join(60)
+    assert overtaken.overtaken == 3
+    _assert_played_out([results[0], results[1]], client, game)
+    # its own move's view was older than the events it had seen: it looked again at once, not after idle_check
+    assert results[0].idle_fetches == 0 and results[1].idle_fetches == 0
 
 
 def _forfeit_case(client: RefereeClient, target: str, fault: Bot, **kwargs: Any) -> tuple[SeatResult, SeatResult]:
