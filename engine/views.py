@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import card_text, cards_of
+from engine.cards import CARD_TEXTS, card_text, cards_of
 from engine.state import REFEREE, SPECTATOR, GameState
+
+_TEXT = CARD_TEXTS.__getitem__  # card_text without a Python call per card: views are on the referee's hot path
 
 
 def _cards(mask: int) -> list[str]:
-    return [card_text(c) for c in cards_of(mask)]
+    return list(map(_TEXT, cards_of(mask)))
 
 
 def view(state: GameState, viewer: int) -> dict[str, Any]:
@@ -31,7 +33,7 @@ def view(state: GameState, viewer: int) -> dict[str, Any]:
         "hand_sizes": [h.bit_count() for h in s.hands],
         "known_cards": [_cards(k) for k in s.known],
         "melds": [m.to_dict() for m in s.melds],
-        "discard_pile": [card_text(c) for c in s.discard],
+        "discard_pile": list(map(_TEXT, s.discard)),
         "stock_size": len(s.stock),
         "taken_card": card_text(s.taken) if s.taken >= 0 else None,
         "turns": s.turns,
@@ -54,7 +56,7 @@ def view(state: GameState, viewer: int) -> dict[str, Any]:
             v["games_ended"] = list(s.games_ended)
     if viewer == REFEREE:
         v["hands"] = [_cards(h) for h in s.hands]
-        v["stock"] = [card_text(c) for c in s.stock]
+        v["stock"] = list(map(_TEXT, s.stock))
     elif viewer != SPECTATOR and 0 <= viewer < r.players:
         v["hand"] = _cards(s.hands[viewer])
     return v

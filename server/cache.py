@@ -35,6 +35,14 @@ def state_from_json(raw: bytes) -> engine.GameState:
     return engine.state_from_dict(orjson.loads(raw))
 
 
+@functools.lru_cache(maxsize=4096)
+def public_seats(raw: bytes) -> list[dict[str, Any]]:
+    """What a view shows of a game's seats (name, label, open), from its meta: built once per distinct meta, and
+    shared by the views of that meta (never mutated)."""
+    seats = parsed_meta(raw)["seats"]
+    return [{"name": seat["name"], "kind": seat["kind"], "open": not seat["auth"]} for seat in seats]
+
+
 # Commit ids only need to be unique among the commits of one game: a random prefix per process and a counter.
 _COMMIT_PREFIX = secrets.token_hex(8)
 commit_ids = (f"{_COMMIT_PREFIX}-{n}" for n in itertools.count())
@@ -68,7 +76,9 @@ class StateCache:
 
     def put(self, game: StoredGame, state: engine.GameState) -> None:
         """Remember ``game`` (without its idempotency record) and its parsed state."""
-        self._games[game.game_id] = (dataclasses.replace(game, idem_record=None), state)
+        if game.idem_record is not None:
+            game = dataclasses.replace(game, idem_record=None)
+        self._games[game.game_id] = (game, state)
         self._games.move_to_end(game.game_id)
         if len(self._games) > self._size:
             self._games.popitem(last=False)

@@ -221,15 +221,43 @@ def _struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
 def event_to_proto(d: Mapping[str, Any]) -> pb.Event:
     """An Event from a viewer's event dict (``engine.event_for`` plus "version" and "index")."""
     data = {k: v for k, v in d.items() if k not in ("kind", "seat", "version", "index")}
-    event = pb.Event(version=d["version"], index=d["index"], kind=d["kind"], data=_struct(data))
+    event = pb.Event(version=d["version"], index=d["index"], kind=d["kind"], data=_event_data(data))
     if d["seat"] >= 0:
         event.seat = d["seat"]
     return event
 
 
+_EVENT_DATA: dict[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]], struct_pb2.Struct] = {}
+
+
+def _event_data(data: dict[str, Any]) -> struct_pb2.Struct:
+    # Most events carry a few plain values ({"card": "TD"}, {"source": "stock", ...}) that recur: their Struct is
+    # built once (Struct.update is Python, and the slowest part of an event). The key has the values' types, as
+    # True == 1 but a Struct tells them apart.
+    try:
+        key = (tuple(data.items()), tuple(map(type, data.values())))
+        cached = _EVENT_DATA.get(key)
+    except TypeError:  # a list or dict inside: not cached
+        return _struct(data)
+    if cached is None:
+        if len(_EVENT_DATA) >= 8192:
+            _EVENT_DATA.clear()
+        cached = _EVENT_DATA[key] = _struct(data)
+    return cached
+
+
+_HAND_RESULTS: dict[int, tuple[Mapping[str, Any], pb.HandResult]] = {}
+
+
 def _hand_result(d: Mapping[str, Any]) -> pb.HandResult:
-    # The same hand result comes with every view until the next hand ends: encode it once.
-    return _hand_result_of(json.dumps(d, sort_keys=True))
+    # The same hand result comes with every view until the next hand ends, as the very same dict (the engine's
+    # states share it) as long as this process plays the game: found by identity, else by its JSON.
+    hit = _HAND_RESULTS.get(id(d))
+    if hit is None or hit[0] is not d:  # the entry holds its dict, so an id is not reused while it is cached
+        if len(_HAND_RESULTS) >= 4096:
+            _HAND_RESULTS.clear()
+        hit = _HAND_RESULTS[id(d)] = (d, _hand_result_of(json.dumps(d, sort_keys=True)))
+    return hit[1]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -254,18 +282,26 @@ def _match_result(d: Mapping[str, Any]) -> pb.MatchResult:
 
 
 def _seats(v: Mapping[str, Any]) -> list[pb.SeatView]:
+    hollywood = "games" in v
+    sizes, known, scores, boxes = v["hand_sizes"], v["known_cards"], v["scores"], v["boxes"]
     seats = []
     for i, info in enumerate(v["seats"]):
         seat = pb.SeatView(
             seat=i, display_name=info["name"], kind=SEAT_KINDS.get(info["kind"], pb.SEAT_KIND_HUMAN),
-            open=info["open"], hand_size=v["hand_sizes"][i], known_cards=v["known_cards"][i],
-            score=v["scores"][i], boxes=v["boxes"][i],
+            open=info["open"], hand_size=sizes[i], known_cards=known[i], score=scores[i], boxes=boxes[i],
         )  # fmt: skip
-        if "games" in v:
+        if hollywood:
             seat.hollywood_scores.extend(g[i] for g in v["games"])
             seat.hollywood_boxes.extend(g[i] for g in v["game_boxes"])
         seats.append(seat)
     return seats
+
+
+def _table_meld(m: Mapping[str, Any]) -> pb.TableMeld:
+    return pb.TableMeld(
+        id=m["id"], owner=m["owner"], kind=_MELD_KINDS.get(m["kind"], pb.MELD_KIND_UNSPECIFIED), cards=m["cards"],
+        layoffs=[pb.LaidOff(card=x["card"], seat=x["seat"]) for x in m["layoffs"]],
+    )  # fmt: skip
 
 
 def view_to_proto(v: Mapping[str, Any]) -> pb.GameView:
@@ -273,38 +309,39 @@ def view_to_proto(v: Mapping[str, Any]) -> pb.GameView:
     view = pb.GameView(
         game_id=v["game_id"], version=v["version"], viewer_role=_ROLES[v["role"]], game=_GAMES[v["game"]],
         phase=_PHASES[v["phase"]], dealer=v["dealer"], hand_number=v["hand_no"], seats=_seats(v),
-        hand=v.get("hand", ()), discard_pile=v["discard_pile"], stock_size=v["stock_size"], turns=v["turns"],
-        hands_played=v["hands_played"],
-        melds=[
-            pb.TableMeld(
-                id=m["id"], owner=m["owner"], kind=_MELD_KINDS.get(m["kind"], pb.MELD_KIND_UNSPECIFIED),
-                cards=m["cards"], layoffs=[pb.LaidOff(card=x["card"], seat=x["seat"]) for x in m["layoffs"]],
-            )
-            for m in v["melds"]
-        ],
-        legal_moves=[move_to_proto(m) for m in v.get("legal_moves", ())],
-        hollywood_games_ended=v.get("games_ended", ()),
-        hands=[pb.Cards(cards=h) for h in v.get("hands", ())],
-        stock=v.get("stock", ()),
+        discard_pile=v["discard_pile"], stock_size=v["stock_size"], turns=v["turns"], hands_played=v["hands_played"],
     )  # fmt: skip
+    # Only the fields this view has (every keyword given to the constructor costs, even an empty one).
+    get = v.get
+    if (hand := get("hand")) is not None:
+        view.hand.extend(hand)
+    if v["melds"]:
+        view.melds.extend(_table_meld(m) for m in v["melds"])
+    if legal := get("legal_moves"):
+        view.legal_moves.extend([move_to_proto(m) for m in legal])
+    if (ended := get("games_ended")) is not None:
+        view.hollywood_games_ended.extend(ended)
+    if (hands := get("hands")) is not None:
+        view.hands.extend(pb.Cards(cards=h) for h in hands)
+    if (stock := get("stock")) is not None:
+        view.stock.extend(stock)
     if v["role"] == "seat":
         view.viewer_seat = v["viewer"]
     if v["to_act"] >= 0:
         view.to_act = v["to_act"]
-    if v.get("taken_card") is not None:
-        view.taken_card = v["taken_card"]
-    if v.get("upcard") is not None:
-        view.upcard = v["upcard"]
-    if v.get("knock_limit") is not None:
-        view.knock_limit = v["knock_limit"]
-    if v.get("knock") is not None:
-        k = v["knock"]
+    if (taken := get("taken_card")) is not None:
+        view.taken_card = taken
+    if (upcard := get("upcard")) is not None:
+        view.upcard = upcard
+    if (limit := get("knock_limit")) is not None:
+        view.knock_limit = limit
+    if (k := get("knock")) is not None:
         view.knock.CopyFrom(pb.KnockInfo(knocker=k["knocker"], deadwood=k["deadwood"],
                                          deadwood_cards=k["deadwood_cards"]))  # fmt: skip
-    if v.get("last_hand") is not None:
-        view.last_hand.CopyFrom(_hand_result(v["last_hand"]))
-    if v.get("result") is not None:
-        view.result.CopyFrom(_match_result(v["result"]))
+    if (last := get("last_hand")) is not None:
+        view.last_hand.CopyFrom(_hand_result(last))
+    if (result := get("result")) is not None:
+        view.result.CopyFrom(_match_result(result))
     return view
 
 

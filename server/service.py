@@ -12,7 +12,6 @@ of a stored response is byte-for-byte the original once encoded.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import hmac
 import json
@@ -21,8 +20,10 @@ import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
+import orjson
+
 import engine
-from server.cache import StateCache, commit_ids, parsed_meta, state_json
+from server.cache import StateCache, commit_ids, parsed_meta, public_seats, state_json
 from server.errors import (
     BadRequest,
     GameNotFound,
@@ -128,15 +129,11 @@ class Referee:
 
     # ------------------------------------------------------------------------------------------ views
 
-    @staticmethod
-    def _seats(meta: Mapping[str, Any]) -> list[dict[str, Any]]:
-        return [{"name": seat["name"], "kind": seat["kind"], "open": not seat["auth"]} for seat in meta["seats"]]
-
     def _view(self, game: StoredGame, state: engine.GameState, version: int, viewer: int, role: str) -> dict[str, Any]:
         view = engine.view(state, viewer)
-        view.update(game_id=game.game_id, version=version, role=role, seats=self._seats(parsed_meta(game.meta)))
+        view.update(game_id=game.game_id, version=version, role=role, seats=public_seats(game.meta))
         if role == "seat" and state.to_act == viewer and state.phase != "match_over":
-            view["legal_moves"] = [engine.move_to_dict(m) for m in engine.legal_moves(state)]
+            view["legal_moves"] = [_move_dict(m) for m in engine.legal_moves(state)]
         return view
 
     def _settings(self, game: StoredGame, rules: engine.Rules) -> dict[str, Any]:
@@ -144,7 +141,7 @@ class Referee:
         return {
             "profile": meta["profile"],
             "options": rules.to_dict(),
-            "seats": self._seats(meta),
+            "seats": public_seats(game.meta),
             "spectators": meta["spectators"],
             "organizer_deals": meta["organizer_deals"],
         }
@@ -315,13 +312,13 @@ class Referee:
             base_version=game.version,
             state_json=new_json,
             commit_id=next(commit_ids),
-            events=[json.dumps(e.to_dict()) for e in events],
+            events=[orjson.dumps(e.to_dict()) for e in events],
             idem_field=idem_field or "",
             idem_record=record,
             match_over=new_state.phase == "match_over",
         )
         if result.outcome == "ok":
-            self._states.put(dataclasses.replace(game, state_json=new_json, version=version), new_state)
+            self._states.put(StoredGame(game.game_id, new_json, version, game.meta, None), new_state)
             return response
         if result.outcome == "dup":
             return _replayed(result.record, move_hash)
@@ -384,7 +381,7 @@ class Referee:
         events = await self.store.events_since(game_id, after, count=fetch)
         page, more = _whole_versions(events, limit, fetched_all=len(events) < fetch)
         initial = {**json.loads(start), "game_id": game_id, "version": 0, "role": "referee"}
-        initial["seats"] = self._seats(parsed_meta(game.meta))
+        initial["seats"] = public_seats(game.meta)
         return {
             "settings": self._settings(game, state.rules),
             "initial": initial,
@@ -424,6 +421,20 @@ class Referee:
             "truncated": truncated,
             "knock_discards": knocks,
         }
+
+
+_MOVE_DICTS: dict[engine.Move, dict[str, Any]] = {}
+
+
+def _move_dict(move: engine.Move) -> dict[str, Any]:
+    """``engine.move_to_dict(move)``, made once per distinct move (moves are frozen, so hashable) and shared: the
+    legal moves of every view are mostly the same few hundred (discard X, draw, knock X)."""
+    d = _MOVE_DICTS.get(move)
+    if d is None:
+        if len(_MOVE_DICTS) >= 65536:
+            _MOVE_DICTS.clear()
+        d = _MOVE_DICTS[move] = engine.move_to_dict(move)
+    return d
 
 
 def _move_hash(move: engine.Move) -> str:

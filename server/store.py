@@ -186,7 +186,7 @@ class GameStore:
         base_version: int,
         state_json: str | bytes,
         commit_id: str,
-        events: Sequence[str],
+        events: Sequence[str | bytes],
         idem_field: str = "",
         idem_record: bytes = b"",
         match_over: bool = False,
