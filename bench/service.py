@@ -1,19 +1,23 @@
 """Service benchmark: moves per second and latency through the real referee and a real Redis, side by side with
-an empty unary RPC (Ping) on the same server, at 1, 16 and 64 concurrent games.
+an empty unary RPC (Ping) on the same servers, at 1, 16 and 64 concurrent games.
 
 Set-up: a private redis-server (appendonly, `appendfsync everysec`, as the zero-setup `serve` runs it) and
-`rummy-referee serve` in a process of its own (its own core); this process drives it with a grpc.aio client
-over one channel. A game is driven by one coroutine that plays both seats of a Gin game, every move a
-SubmitMove with expected_version (draw from the stock, then a knock when the referee lists one, else a random
-discard; the defender declares best): the next move is always decided from the previous response, so a move
-costs exactly one RPC. Games that end are replaced by new ones (creation is not counted). The echo runs the
-same number of coroutines, each calling Ping in a loop.
+`--servers` (default 2, one per core of a 2-core machine) `rummy-referee serve` processes, each with the same
+settings on a port of its own, sharing that Redis (README "Scale out": any number of referees, one Redis). This
+process drives them with a grpc.aio client, one channel per referee; game i (and echo loop i) uses referee
+i mod N, so a game's moves go to one referee, as a load balancer with game affinity would send them. A game is
+driven by one coroutine that plays both seats of a Gin game, every move a SubmitMove with expected_version
+(draw from the stock, then a knock when the referee lists one, else a random discard; the defender declares
+best): the next move is always decided from the previous response, so a move costs exactly one RPC. Games that
+end are replaced by new ones (creation is not counted). The echo runs the same number of coroutines over the
+same channels, each calling Ping in a loop.
 
-    .venv/bin/python bench/service.py [--seconds 5] [--levels 1,16,64] [--redis-url URL]
+    .venv/bin/python bench/service.py [--seconds 5] [--levels 1,16,64] [--servers 2] [--redis-url URL]
 
-Human-readable lines first; the last line is one JSON object: moves_per_s_1, moves_per_s_16, moves_per_s_64,
-echo_per_s_1, echo_per_s_16, echo_per_s_64, move_p50_ms_16, move_p99_ms_16 (and the other percentiles, and
-move_vs_echo_16, the ratio the bar is set on: >= 0.5).
+Human-readable lines first (CPU per operation of the client, of all referees together and of Redis); the last
+line is one JSON object: moves_per_s_1, moves_per_s_16, moves_per_s_64, echo_per_s_1, echo_per_s_16,
+echo_per_s_64, move_p50_ms_16, move_p99_ms_16 (and the other percentiles, move_vs_echo_16, the ratio the bar is
+set on: >= 0.5, and servers).
 """
 
 from __future__ import annotations
@@ -120,13 +124,18 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def measure(address: str, levels: list[int], seconds: float, pids: dict[str, int]) -> dict[str, float]:
+async def measure(
+    addresses: list[str], levels: list[int], seconds: float, pids: dict[str, list[int]]
+) -> dict[str, float]:
     """Moves and echoes per second, and latency percentiles, at each concurrency level."""
     results: dict[str, float] = {}
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub = referee_pb2_grpc.RefereeServiceStub(channel)
+    channels = [grpc.aio.insecure_channel(address) for address in addresses]
+    stubs = [referee_pb2_grpc.RefereeServiceStub(channel) for channel in channels]
+    try:
 
-        def echo_factory(_: int) -> object:
+        def echo_factory(i: int) -> object:
+            stub = stubs[i % len(stubs)]
+
             async def step() -> float:
                 start = time.perf_counter()
                 await stub.Ping(rpb.PingRequest())
@@ -135,18 +144,18 @@ async def measure(address: str, levels: list[int], seconds: float, pids: dict[st
             return step
 
         def move_factory(i: int) -> object:
-            driver = GameDriver(stub, random.Random(i))
+            driver = GameDriver(stubs[i % len(stubs)], random.Random(i))
             return driver.move
 
-        await _drive(4, 0.5, echo_factory)  # warm-up: connection, code paths, Redis scripts
-        await _drive(4, 0.5, move_factory)
+        await _drive(4 * len(stubs), 0.5, echo_factory)  # warm-up: connections, code paths, Redis scripts
+        await _drive(4 * len(stubs), 0.5, move_factory)
         for n in levels:
             for name, factory in (("echo", echo_factory), ("moves", move_factory)):
-                cpu_before = {k: _cpu_s(p) for k, p in pids.items()}
+                cpu_before = {k: sum(map(_cpu_s, p)) for k, p in pids.items()}
                 start = time.perf_counter()
                 latencies = await _drive(n, seconds, factory)
                 elapsed = time.perf_counter() - start
-                cpu = {k: (_cpu_s(p) - cpu_before[k]) / max(1, len(latencies)) * 1e6 for k, p in pids.items()}
+                cpu = {k: (sum(map(_cpu_s, p)) - cpu_before[k]) / max(1, len(latencies)) * 1e6 for k, p in pids.items()}
                 results[f"{name}_per_s_{n}"] = round(len(latencies) / elapsed, 1)
                 ms = sorted(x * 1000 for x in latencies)
                 label = "move" if name == "moves" else "echo"
@@ -162,8 +171,12 @@ async def measure(address: str, levels: list[int], seconds: float, pids: dict[st
                     f"{name:5} x{n:<3} {rate:9.1f}/s  p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  CPU us/op: {cpu_text}",
                     flush=True,
                 )
+    finally:
+        for channel in channels:
+            await channel.close(None)
     if "moves_per_s_16" in results and results.get("echo_per_s_16"):
         results["move_vs_echo_16"] = round(results["moves_per_s_16"] / results["echo_per_s_16"], 3)
+    results["servers"] = len(addresses)
     return results
 
 
@@ -185,22 +198,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per level and kind")
     parser.add_argument("--levels", default="1,16,64", help="concurrent games (and echo loops)")
+    parser.add_argument("--servers", type=int, default=2, help="referee processes (the echo uses the same ones)")
     parser.add_argument("--redis-url", default=None, help="an existing Redis (default: a private redis-server)")
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="rummy-bench-") as data:
         redis = None if args.redis_url else start_redis(data, appendfsync="everysec")
         url = args.redis_url or (redis.url if redis else "")
-        server, address = _start_server(url)
+        servers: list[tuple[subprocess.Popen[str], str]] = []
         try:
-            print(f"referee {address} (pid {server.pid}), redis {url}; {os.cpu_count()} cores", flush=True)
-            pids = {"client": os.getpid(), "referee": server.pid}
+            servers += [_start_server(url) for _ in range(max(1, args.servers))]
+            listed = ", ".join(f"{address} (pid {process.pid})" for process, address in servers)
+            print(f"referees {listed}; redis {url}; {os.cpu_count()} cores", flush=True)
+            pids = {"client": [os.getpid()], "referee": [process.pid for process, _ in servers]}
             if redis is not None:
-                pids["redis"] = redis.pid
-            results = asyncio.run(measure(address, levels, args.seconds, pids))
+                pids["redis"] = [redis.pid]
+            results = asyncio.run(measure([address for _, address in servers], levels, args.seconds, pids))
         finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(30)
+            for process, _ in servers:
+                process.send_signal(signal.SIGTERM)
+            for process, _ in servers:
+                process.wait(30)
             if redis is not None:
                 redis.stop()
     print(json.dumps(results))
