@@ -306,12 +306,26 @@ def _table_meld(m: Mapping[str, Any]) -> pb.TableMeld:
 
 def view_to_proto(v: Mapping[str, Any]) -> pb.GameView:
     """A GameView from the service's view dict (``engine.view`` plus game_id, version, role, seats, legal)."""
-    view = pb.GameView(
-        game_id=v["game_id"], version=v["version"], viewer_role=_ROLES[v["role"]], game=_GAMES[v["game"]],
-        phase=_PHASES[v["phase"]], dealer=v["dealer"], hand_number=v["hand_no"], seats=_seats(v),
-        discard_pile=v["discard_pile"], stock_size=v["stock_size"], turns=v["turns"], hands_played=v["hands_played"],
-    )  # fmt: skip
-    # Only the fields this view has (every keyword given to the constructor costs, even an empty one).
+    view = pb.GameView()
+    _fill_view(view, v)
+    return view
+
+
+def _fill_view(view: pb.GameView, v: Mapping[str, Any]) -> None:
+    # Fills ``view`` in place (a response's own view: no copy of a finished GameView into it), and only with the
+    # fields this view has (every field given to a upb constructor costs, even an empty list).
+    view.game_id = v["game_id"]
+    view.version = v["version"]
+    view.viewer_role = _ROLES[v["role"]]
+    view.game = _GAMES[v["game"]]
+    view.phase = _PHASES[v["phase"]]
+    view.dealer = v["dealer"]
+    view.hand_number = v["hand_no"]
+    view.seats.extend(_seats(v))
+    view.discard_pile.extend(v["discard_pile"])
+    view.stock_size = v["stock_size"]
+    view.turns = v["turns"]
+    view.hands_played = v["hands_played"]
     get = v.get
     if (hand := get("hand")) is not None:
         view.hand.extend(hand)
@@ -336,20 +350,22 @@ def view_to_proto(v: Mapping[str, Any]) -> pb.GameView:
     if (limit := get("knock_limit")) is not None:
         view.knock_limit = limit
     if (k := get("knock")) is not None:
-        view.knock.CopyFrom(pb.KnockInfo(knocker=k["knocker"], deadwood=k["deadwood"],
-                                         deadwood_cards=k["deadwood_cards"]))  # fmt: skip
+        knock = view.knock
+        knock.SetInParent()
+        knock.knocker = k["knocker"]
+        knock.deadwood = k["deadwood"]
+        knock.deadwood_cards.extend(k["deadwood_cards"])
     if (last := get("last_hand")) is not None:
         view.last_hand.CopyFrom(_hand_result(last))
     if (result := get("result")) is not None:
         view.result.CopyFrom(_match_result(result))
-    return view
 
 
 def move_response_to_proto(r: Mapping[str, Any]) -> rpb.SubmitMoveResponse:
     """SubmitMoveResponse from the service's move result dict (version, events, view)."""
-    return rpb.SubmitMoveResponse(
-        version=r["version"], events=[event_to_proto(e) for e in r["events"]], view=view_to_proto(r["view"])
-    )
+    response = rpb.SubmitMoveResponse(version=r["version"], events=[event_to_proto(e) for e in r["events"]])
+    _fill_view(response.view, r["view"])
+    return response
 
 
 def analysis_to_proto(a: Mapping[str, Any]) -> rpb.AnalyzeHandResponse:

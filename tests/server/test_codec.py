@@ -30,3 +30,16 @@ def test_a_hand_result_is_encoded_from_its_own_dict() -> None:
     other = codec._hand_result({**base, "points": 20})
     assert (first.points, other.points) == (10, 20)
     assert codec._hand_result(base) is first  # the same dict again: encoded once
+
+
+def test_a_knock_of_all_zero_values_is_still_present() -> None:
+    # the view is filled in place: a knock by seat 0 with no deadwood sets no non-default field of KnockInfo
+    view = {
+        "game_id": "g", "version": 1, "role": "spectator", "game": "gin", "phase": "layoff", "dealer": 0,
+        "hand_no": 0, "seats": [], "hand_sizes": [], "known_cards": [], "scores": [], "boxes": [], "melds": [],
+        "discard_pile": [], "stock_size": 0, "turns": 0, "hands_played": 0, "viewer": -1, "to_act": 1,
+        "knock": {"knocker": 0, "deadwood": 0, "deadwood_cards": []},
+    }  # fmt: skip
+    assert codec.view_to_proto(view).HasField("knock")
+    response = codec.move_response_to_proto({"version": 1, "events": [], "view": view})
+    assert response.view.HasField("knock") and response.view == codec.view_to_proto(view)
