@@ -111,20 +111,21 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         )
 
     async def SubmitMove(self, request: rpb.SubmitMoveRequest, context: Context) -> rpb.SubmitMoveResponse:
-        return await _guard(context, self._submit_move(request, context))
-
-    async def _submit_move(self, request: rpb.SubmitMoveRequest, context: Context) -> rpb.SubmitMoveResponse:
-        token = _bearer(context, required=True)
-        if not request.HasField("move"):
-            raise BadRequest("MISSING_MOVE", "the request has no move")
-        result = await self.referee.submit_move(
-            request.game_id,
-            token,
-            codec.move_from_proto(request.move),
-            request.expected_version if request.HasField("expected_version") else None,
-            request.request_id,
-        )
-        return codec.move_response_to_proto(result)
+        # The hot path: _guard's try/except written out, one coroutine fewer per move.
+        try:
+            token = _bearer(context, required=True)
+            if not request.HasField("move"):
+                raise BadRequest("MISSING_MOVE", "the request has no move")
+            result = await self.referee.submit_move(
+                request.game_id,
+                token,
+                codec.move_from_proto(request.move),
+                request.expected_version if request.HasField("expected_version") else None,
+                request.request_id,
+            )
+            return codec.move_response_to_proto(result)
+        except Exception as exc:
+            await _fail(context, exc)
 
     async def ValidateMove(self, request: rpb.ValidateMoveRequest, context: Context) -> rpb.ValidateMoveResponse:
         return await _guard(context, self._validate_move(request, context))

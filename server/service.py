@@ -46,6 +46,8 @@ REPLAY_PAGE = 500
 REPLAY_PAGE_MAX = 2000
 REPLAY_SLACK = 64  # fetched beyond a page, to see where its last version ends
 REPLAY_PAGE_BYTES = 128 * 1024  # stays well inside the 256 KiB message limit
+_SEATS = tuple(Caller("seat", seat) for seat in range(MAX_SEATS))  # Callers are frozen: one of each will do
+_SPECTATOR = Caller("spectator")
 
 
 def token_hash(token: str) -> str:
@@ -108,9 +110,9 @@ class Referee:
         found: Caller | None = None
         for seat_no, seat in enumerate(meta["seats"]):
             if seat["auth"] and hmac.compare_digest(presented, seat["auth"]):
-                found = Caller("seat", seat_no)
+                found = _SEATS[seat_no]
         if meta["spectator"] and hmac.compare_digest(presented, meta["spectator"]):
-            found = Caller("spectator")
+            found = _SPECTATOR
         return found
 
     def authorize(self, game: StoredGame, token: str | None) -> Caller:

@@ -208,11 +208,19 @@ class GameStore:
         raise RuntimeError(f"commit_move.lua returned {outcome!r}")
 
     async def _hot_commit(self, keys: list[str], args: list[str | bytes | int]) -> Any:
+        assert self._hot is not None
+        timeout_s = self.op_timeout_s
         try:
-            return await self._hot_call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
-        except rexc.NoScriptError:  # a Redis restarted without its script cache
-            await self._hot_call("SCRIPT", "LOAD", _script("commit_move.lua"))
-            return await self._hot_call("EVALSHA", self._commit.sha, len(keys), *keys, *args)
+            try:
+                return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args)
+            except rexc.NoScriptError:  # a Redis restarted without its script cache
+                await self._hot.call(timeout_s, "SCRIPT", "LOAD", _script("commit_move.lua"))
+                return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args)
+        except (TimeoutError, rexc.ConnectionError, OSError, rexc.ResponseError) as exc:
+            unavailable = _unavailable(exc, timeout_s)
+            if unavailable is None:
+                raise
+            raise unavailable from exc
 
     async def _hot_call(self, *args: str | bytes | int) -> Any:
         assert self._hot is not None

@@ -26,12 +26,14 @@ local game, events = KEYS[1], KEYS[2]
 local base = tonumber(ARGV[1])
 local idem_field = ARGV[4]
 
-if redis.call("EXISTS", game) == 0 then
+-- one read for the three checks: a game (created with its version) has a version, and the last commit id
+local found = redis.call("HMGET", game, "version", "commit")
+if not found[1] then
   return {"missing", 0}
 end
 
-local current = tonumber(redis.call("HGET", game, "version"))
-if current == base + 1 and redis.call("HGET", game, "commit") == ARGV[3] then
+local current = tonumber(found[1])
+if current == base + 1 and found[2] == ARGV[3] then
   return {"ok", current}
 end
 
