@@ -54,6 +54,7 @@ ORGANIZER = "bench-organizer"
 DRAW = pb.Move(draw_stock=pb.Move.DrawStock())
 DECLARE = pb.Move(declare=pb.Move.Declare(best=True))
 PASS = pb.Move(pass_turn=pb.Move.PassTurn())
+KNOCKS = ("knock", "big_gin")
 
 
 class GameDriver:
@@ -63,7 +64,7 @@ class GameDriver:
         self.stub = stub
         self.rng = rng
         self.game_id = ""
-        self.tokens: dict[int, tuple[tuple[str, str], ...]] = {}
+        self.tokens: dict[int, grpc.aio.Metadata] = {}
         self.view = pb.GameView()
 
     async def new_game(self) -> None:
@@ -71,7 +72,8 @@ class GameDriver:
             profile="gin", seats=[pb.SeatSpec(display_name="P0"), pb.SeatSpec(display_name="P1")],
         ))  # fmt: skip
         self.game_id = created.game_id
-        self.tokens = {t.seat: (("authorization", f"Bearer {t.token}"),) for t in created.seat_tokens}
+        # each seat's call metadata built once (grpc.aio would build a Metadata from a tuple on every call)
+        self.tokens = {t.seat: grpc.aio.Metadata(("authorization", f"Bearer {t.token}")) for t in created.seat_tokens}
         got = await self.stub.GetGame(rpb.GetGameRequest(game_id=self.game_id), metadata=self.tokens[0])
         self.view = got.view
 
@@ -86,7 +88,7 @@ class GameDriver:
             return seat, PASS
         moves = v.legal_moves
         assert v.viewer_seat == seat and moves, "the mover's own response lists its next moves"
-        knock = next((m for m in moves if m.HasField("knock") or m.HasField("big_gin")), None)
+        knock = next((m for m in moves if m.WhichOneof("move") in KNOCKS), None)
         return seat, knock or moves[self.rng.randrange(len(moves))]
 
     async def move(self) -> float:
