@@ -12,12 +12,17 @@ best): the next move is always decided from the previous response, so a move cos
 end are replaced by new ones (creation is not counted). The echo runs the same number of coroutines over the
 same channels, each calling Ping in a loop.
 
-    .venv/bin/python bench/service.py [--seconds 5] [--levels 1,16,64] [--servers 2] [--redis-url URL]
+This machine is shared and its speed drifts by 10-20% from one second to the next, so each level is measured
+in `--rounds` rounds, each round both kinds back to back (alternating which goes first), and the figures are
+medians over the rounds; the ratio is the median of the rounds' own moves/echo ratios.
 
-Human-readable lines first (CPU per operation of the client, of all referees together and of Redis); the last
-line is one JSON object: moves_per_s_1, moves_per_s_16, moves_per_s_64, echo_per_s_1, echo_per_s_16,
-echo_per_s_64, move_p50_ms_16, move_p99_ms_16 (and the other percentiles, move_vs_echo_16, the ratio the bar is
-set on: >= 0.5, and servers).
+    .venv/bin/python bench/service.py [--seconds 2] [--rounds 5] [--levels 1,16,64] [--servers 2] [--redis-url URL]
+
+Human-readable lines first (rate with its range over the rounds, CPU per operation of the client, of all
+referees together and of Redis); the last line is one JSON object: moves_per_s_1, moves_per_s_16,
+moves_per_s_64, echo_per_s_1, echo_per_s_16, echo_per_s_64, move_p50_ms_16, move_p99_ms_16 (and the other
+percentiles, move_vs_echo_N for each level N: move_vs_echo_16 is the ratio the bar is set on, >= 0.5; servers
+and rounds).
 """
 
 from __future__ import annotations
@@ -126,10 +131,25 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+async def _run_kind(
+    n: int, seconds: float, factory: object, pids: dict[str, list[int]]
+) -> tuple[float, list[float], dict[str, float]]:
+    """One measurement: operations per second, latencies (s) and CPU seconds of each process group."""
+    cpu_before = {k: sum(map(_cpu_s, p)) for k, p in pids.items()}
+    start = time.perf_counter()
+    latencies = await _drive(n, seconds, factory)
+    elapsed = time.perf_counter() - start
+    cpu = {k: sum(map(_cpu_s, p)) - cpu_before[k] for k, p in pids.items()}
+    return len(latencies) / elapsed, latencies, cpu
+
+
 async def measure(
-    addresses: list[str], levels: list[int], seconds: float, pids: dict[str, list[int]]
+    addresses: list[str], levels: list[int], seconds: float, rounds: int, pids: dict[str, list[int]]
 ) -> dict[str, float]:
-    """Moves and echoes per second, and latency percentiles, at each concurrency level."""
+    """Moves and echoes per second (medians over ``rounds`` rounds), latency percentiles (over every call of
+    every round), and the median over the rounds of each round's moves/echo ratio, at each concurrency level.
+    A round measures both kinds back to back, echo first in even rounds and moves first in odd ones, so that
+    the machine's speed drifting (it is shared) weighs on both alike."""
     results: dict[str, float] = {}
     channels = [grpc.aio.insecure_channel(address) for address in addresses]
     stubs = [referee_pb2_grpc.RefereeServiceStub(channel) for channel in channels]
@@ -151,34 +171,40 @@ async def measure(
 
         await _drive(4 * len(stubs), 0.5, echo_factory)  # warm-up: connections, code paths, Redis scripts
         await _drive(4 * len(stubs), 0.5, move_factory)
+        kinds = (("echo", echo_factory), ("moves", move_factory))
         for n in levels:
-            for name, factory in (("echo", echo_factory), ("moves", move_factory)):
-                cpu_before = {k: sum(map(_cpu_s, p)) for k, p in pids.items()}
-                start = time.perf_counter()
-                latencies = await _drive(n, seconds, factory)
-                elapsed = time.perf_counter() - start
-                cpu = {k: (sum(map(_cpu_s, p)) - cpu_before[k]) / max(1, len(latencies)) * 1e6 for k, p in pids.items()}
-                results[f"{name}_per_s_{n}"] = round(len(latencies) / elapsed, 1)
-                ms = sorted(x * 1000 for x in latencies)
+            rates: dict[str, list[float]] = {"echo": [], "moves": []}
+            latencies: dict[str, list[float]] = {"echo": [], "moves": []}
+            cpu: dict[str, dict[str, float]] = {"echo": dict.fromkeys(pids, 0.0), "moves": dict.fromkeys(pids, 0.0)}
+            for r in range(rounds):
+                for name, factory in kinds if r % 2 == 0 else kinds[::-1]:
+                    rate, lat, used = await _run_kind(n, seconds, factory, pids)
+                    rates[name].append(rate)
+                    latencies[name] += lat
+                    for k, v in used.items():
+                        cpu[name][k] += v
+            ratios = [m / e for m, e in zip(rates["moves"], rates["echo"], strict=True) if e]
+            for name in ("echo", "moves"):
                 label = "move" if name == "moves" else "echo"
-                results[f"{label}_p50_ms_{n}"] = round(statistics.median(ms), 3)
-                results[f"{label}_p99_ms_{n}"] = round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 3)
-                rate, p50, p99 = (
-                    results[f"{name}_per_s_{n}"],
-                    results[f"{label}_p50_ms_{n}"],
-                    results[f"{label}_p99_ms_{n}"],
-                )
-                cpu_text = " ".join(f"{k} {v:.0f}" for k, v in cpu.items())
+                rate = results[f"{name}_per_s_{n}"] = round(statistics.median(rates[name]), 1)
+                ms = sorted(x * 1000 for x in latencies[name])
+                p50 = results[f"{label}_p50_ms_{n}"] = round(statistics.median(ms), 3)
+                p99 = results[f"{label}_p99_ms_{n}"] = round(ms[min(len(ms) - 1, int(len(ms) * 0.99))], 3)
+                calls = max(1, len(latencies[name]))
+                cpu_text = " ".join(f"{k} {v / calls * 1e6:.0f}" for k, v in cpu[name].items())
+                spread = f"{min(rates[name]):.0f}..{max(rates[name]):.0f}"
                 print(
-                    f"{name:5} x{n:<3} {rate:9.1f}/s  p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  CPU us/op: {cpu_text}",
+                    f"{name:5} x{n:<3} {rate:9.1f}/s ({spread})  p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  "
+                    f"CPU us/op: {cpu_text}",
                     flush=True,
                 )
+            ratio = results[f"move_vs_echo_{n}"] = round(statistics.median(ratios), 3)
+            print(f"moves/echo x{n:<3} {ratio:.3f} (rounds: {', '.join(f'{x:.3f}' for x in ratios)})", flush=True)
     finally:
         for channel in channels:
             await channel.close(None)
-    if "moves_per_s_16" in results and results.get("echo_per_s_16"):
-        results["move_vs_echo_16"] = round(results["moves_per_s_16"] / results["echo_per_s_16"], 3)
     results["servers"] = len(addresses)
+    results["rounds"] = rounds
     return results
 
 
@@ -198,7 +224,8 @@ def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--seconds", type=float, default=5.0, help="measuring time per level and kind")
+    parser.add_argument("--seconds", type=float, default=2.0, help="measuring time per round, level and kind")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per level (medians are reported)")
     parser.add_argument("--levels", default="1,16,64", help="concurrent games (and echo loops)")
     parser.add_argument("--servers", type=int, default=2, help="referee processes (the echo uses the same ones)")
     parser.add_argument("--redis-url", default=None, help="an existing Redis (default: a private redis-server)")
@@ -215,7 +242,9 @@ def main() -> None:
             pids = {"client": [os.getpid()], "referee": [process.pid for process, _ in servers]}
             if redis is not None:
                 pids["redis"] = [redis.pid]
-            results = asyncio.run(measure([address for _, address in servers], levels, args.seconds, pids))
+            results = asyncio.run(
+                measure([address for _, address in servers], levels, args.seconds, max(1, args.rounds), pids)
+            )
         finally:
             for process, _ in servers:
                 process.send_signal(signal.SIGTERM)

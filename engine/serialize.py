@@ -1,10 +1,13 @@
-"""Compact, versioned JSON of the full state (for storage), with an exact round trip."""
+"""Compact, versioned JSON of the full state (for storage), with an exact round trip.
+
+A state is two parts: its game's configuration (rules, seed, preset deals), which never changes during a match,
+and its progress (everything else). Storage may keep them apart, so that a move writes only the progress."""
 
 from __future__ import annotations
 
 import functools
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.deal import Deal
 from engine.errors import InvalidMoveError
@@ -17,7 +20,7 @@ _PLAIN = (
     "hand_no", "dealer", "phase", "to_act", "taken", "turns", "passes", "must_knock", "upcard", "knock_limit",
     "knocker", "knock_deadwood", "played", "melds_this_turn", "active_since_restock", "restocks", "next_meld_id",
     "hands_played", "last_hand", "result",
-)
+)  # fmt: skip
 _TUPLES = ("hands", "stock", "discard", "known", "scores", "boxes", "games_ended")
 
 # Every state of a game shares its Rules object, and a game's rules never change: convert them once, not on every
@@ -40,10 +43,20 @@ def _rules_from_items(items: tuple[tuple[str, Any], ...]) -> Rules:
     return Rules.from_dict(dict(items))  # Rules is immutable: states loaded with the same options share one
 
 
-def state_to_dict(s: GameState) -> dict[str, Any]:
-    """The full state as plain JSON-able data (contains every secret: storage only)."""
-    d: dict[str, Any] = {"v": FORMAT_VERSION, "rules": _rules_to_dict(s.rules), "seed": s.seed.hex()}
-    d["presets"] = [[p.dealer, [list(h) for h in p.hands], p.upcard, list(p.stock)] for p in s.presets]
+def config_to_dict(s: GameState) -> dict[str, Any]:
+    """What never changes in a match: the rules, the secret seed and the preset deals (storage only). Stored once
+    per game, apart from ``progress_to_dict``, which changes with every move."""
+    return {
+        "v": FORMAT_VERSION,
+        "rules": _rules_to_dict(s.rules),
+        "seed": s.seed.hex(),
+        "presets": [[p.dealer, [list(h) for h in p.hands], p.upcard, list(p.stock)] for p in s.presets],
+    }
+
+
+def progress_to_dict(s: GameState) -> dict[str, Any]:
+    """Everything else of the state (contains every secret: storage only)."""
+    d: dict[str, Any] = {"v": FORMAT_VERSION}
     for name in _PLAIN:
         d[name] = getattr(s, name)
     for name in _TUPLES:
@@ -54,26 +67,53 @@ def state_to_dict(s: GameState) -> dict[str, Any]:
     return d
 
 
-def state_from_dict(d: dict[str, Any]) -> GameState:
-    """Inverse of ``state_to_dict``."""
+class Config(NamedTuple):
+    """A parsed ``config_to_dict``: shared by every state of its game (all three are immutable)."""
+
+    rules: Rules
+    seed: bytes
+    presets: tuple[Deal, ...]
+
+
+def config_from_dict(d: dict[str, Any]) -> Config:
+    """Inverse of ``config_to_dict``."""
+    _check_format(d)
+    return Config(
+        _rules_from_items(tuple(d["rules"].items())),
+        bytes.fromhex(d["seed"]),
+        tuple(Deal(p[0], tuple(tuple(h) for h in p[1]), p[2], tuple(p[3])) for p in d["presets"]),
+    )
+
+
+def state_from_parts(config: Config, progress: dict[str, Any]) -> GameState:
+    """The state of ``config_from_dict`` and ``progress_to_dict`` output."""
+    _check_format(progress)
+    s = GameState.__new__(GameState)
+    s.rules, s.seed, s.presets = config
+    for name in _PLAIN:
+        setattr(s, name, progress[name])
+    for name in _TUPLES:
+        setattr(s, name, tuple(progress[name]))
+    s.games = tuple(tuple(g) for g in progress["games"])
+    s.game_boxes = tuple(tuple(g) for g in progress["game_boxes"])
+    s.melds = tuple(TableMeld(m[0], m[1], m[2], m[3], tuple((x[0], x[1]) for x in m[4])) for m in progress["melds"])
+    return s
+
+
+def _check_format(d: dict[str, Any]) -> None:
     if d.get("v") != FORMAT_VERSION:
         raise InvalidMoveError("BAD_STATE", f"unsupported state format {d.get('v')!r}")
-    s = GameState.__new__(GameState)
-    s.rules = _rules_from_items(tuple(d["rules"].items()))
-    s.seed = bytes.fromhex(d["seed"])
-    s.presets = tuple(
-        Deal(p[0], tuple(tuple(h) for h in p[1]), p[2], tuple(p[3])) for p in d["presets"]
-    )
-    for name in _PLAIN:
-        setattr(s, name, d[name])
-    for name in _TUPLES:
-        setattr(s, name, tuple(d[name]))
-    s.games = tuple(tuple(g) for g in d["games"])
-    s.game_boxes = tuple(tuple(g) for g in d["game_boxes"])
-    s.melds = tuple(
-        TableMeld(m[0], m[1], m[2], m[3], tuple((x[0], x[1]) for x in m[4])) for m in d["melds"]
-    )
-    return s
+
+
+def state_to_dict(s: GameState) -> dict[str, Any]:
+    """The full state as plain JSON-able data (contains every secret: storage only): ``config_to_dict`` and
+    ``progress_to_dict`` in one."""
+    return {**config_to_dict(s), **progress_to_dict(s)}
+
+
+def state_from_dict(d: dict[str, Any]) -> GameState:
+    """Inverse of ``state_to_dict``."""
+    return state_from_parts(config_from_dict(d), d)
 
 
 def state_to_json(s: GameState) -> str:

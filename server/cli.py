@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -83,6 +84,7 @@ async def serve(args: argparse.Namespace) -> None:
         server, port = create_server(f"{args.host}:{args.port}", referee, health_servicer=health)
         await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
         await server.start()
+        _tune_gc()
         monitor = asyncio.create_task(watch_storage(referee, health))
         print(f"rummy-referee listening on {args.host}:{port}", flush=True)
         stop = asyncio.Event()
@@ -98,6 +100,15 @@ async def serve(args: argparse.Namespace) -> None:
     finally:
         if redis is not None:
             redis.stop()
+
+
+def _tune_gc() -> None:
+    """The cyclic garbage collector, tuned for a server that allocates a few hundred short-lived objects per move
+    (most freed by reference counting): what exists once the server is up (modules, protobuf descriptors, the
+    engine's tables) is frozen out of every collection, and the young generation is collected every 10,000
+    allocations instead of 700. Measured in bench/service.py: the collector's time per move 7 -> 3 us."""
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)
 
 
 def check_health(address: str, timeout: float = 3.0) -> bool:

@@ -220,13 +220,25 @@ def _struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
 
 def event_to_proto(d: Mapping[str, Any]) -> pb.Event:
     """An Event from a viewer's event dict (``engine.event_for`` plus "version" and "index")."""
-    data = {k: v for k, v in d.items() if k not in ("kind", "seat", "version", "index")}
-    event = pb.Event(version=d["version"], index=d["index"], kind=d["kind"], data=_event_data(data))
-    if d["seat"] >= 0:
-        event.seat = d["seat"]
+    event = pb.Event()
+    _fill_event(event, d)
     return event
 
 
+def _fill_event(event: pb.Event, d: Mapping[str, Any]) -> None:
+    event.version = d["version"]
+    event.index = d["index"]
+    event.kind = d["kind"]
+    if d["seat"] >= 0:
+        event.seat = d["seat"]
+    data = {k: v for k, v in d.items() if k not in _EVENT_ENVELOPE}
+    if data:
+        event.data.CopyFrom(_event_data(data))
+    else:
+        event.data.SetInParent()
+
+
+_EVENT_ENVELOPE = frozenset(("kind", "seat", "version", "index"))
 _EVENT_DATA: dict[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]], struct_pb2.Struct] = {}
 
 
@@ -281,20 +293,21 @@ def _match_result(d: Mapping[str, Any]) -> pb.MatchResult:
     )  # fmt: skip
 
 
-def _seats(v: Mapping[str, Any]) -> list[pb.SeatView]:
-    hollywood = "games" in v
+def _fill_seats(seats: Any, v: Mapping[str, Any]) -> None:
+    # each SeatView made in place (``add``): a message built apart would be copied into the view
     sizes, known, scores, boxes = v["hand_sizes"], v["known_cards"], v["scores"], v["boxes"]
-    seats = []
+    add = seats.add
     for i, info in enumerate(v["seats"]):
-        seat = pb.SeatView(
-            seat=i, display_name=info["name"], kind=SEAT_KINDS.get(info["kind"], pb.SEAT_KIND_HUMAN),
-            open=info["open"], hand_size=sizes[i], known_cards=known[i], score=scores[i], boxes=boxes[i],
-        )  # fmt: skip
-        if hollywood:
+        seat = add(seat=i, display_name=info["name"], kind=SEAT_KINDS.get(info["kind"], pb.SEAT_KIND_HUMAN),
+                   hand_size=sizes[i], score=scores[i], boxes=boxes[i])  # fmt: skip
+        if info["open"]:
+            seat.open = True
+        if known[i]:
+            seat.known_cards.extend(known[i])
+    if "games" in v:  # Hollywood
+        for i, seat in enumerate(seats):
             seat.hollywood_scores.extend(g[i] for g in v["games"])
             seat.hollywood_boxes.extend(g[i] for g in v["game_boxes"])
-        seats.append(seat)
-    return seats
 
 
 def _table_meld(m: Mapping[str, Any]) -> pb.TableMeld:
@@ -321,7 +334,7 @@ def _fill_view(view: pb.GameView, v: Mapping[str, Any]) -> None:
     view.phase = _PHASES[v["phase"]]
     view.dealer = v["dealer"]
     view.hand_number = v["hand_no"]
-    view.seats.extend(_seats(v))
+    _fill_seats(view.seats, v)
     view.discard_pile.extend(v["discard_pile"])
     view.stock_size = v["stock_size"]
     view.turns = v["turns"]
@@ -363,7 +376,10 @@ def _fill_view(view: pb.GameView, v: Mapping[str, Any]) -> None:
 
 def move_response_to_proto(r: Mapping[str, Any]) -> rpb.SubmitMoveResponse:
     """SubmitMoveResponse from the service's move result dict (version, events, view)."""
-    response = rpb.SubmitMoveResponse(version=r["version"], events=[event_to_proto(e) for e in r["events"]])
+    response = rpb.SubmitMoveResponse(version=r["version"])
+    add = response.events.add
+    for e in r["events"]:
+        _fill_event(add(), e)
     _fill_view(response.view, r["view"])
     return response
 

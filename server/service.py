@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 import engine
-from server.cache import StateCache, commit_ids, parsed_meta, public_seats, state_json
+from server.cache import StateCache, commit_ids, config_json, parsed_meta, progress_json, public_seats
 from server.errors import (
     BadRequest,
     GameNotFound,
@@ -53,6 +53,22 @@ _SPECTATOR = Caller("spectator")
 def token_hash(token: str) -> str:
     """What is stored of a token: its SHA-256 (hex)."""
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+_PRESENTED: dict[str, str] = {}  # token -> token_hash(token), for the tokens presented lately
+
+
+def presented_hash(token: str) -> str:
+    """``token_hash`` of a token presented by a caller, remembered: a seat presents the same token with every
+    move (bounded: at most 16384 tokens of at most 64 characters, ours being 46; forgotten all at once when full)."""
+    if len(token) > 64:
+        return token_hash(token)
+    digest = _PRESENTED.get(token)
+    if digest is None:
+        if len(_PRESENTED) >= 16384:
+            _PRESENTED.clear()
+        digest = _PRESENTED[token] = token_hash(token)
+    return digest
 
 
 def new_secret(prefix: str, nbytes: int) -> str:
@@ -105,7 +121,7 @@ class Referee:
         compared (in constant time), whatever matches, so timing says nothing about the token."""
         if token is None:
             return None
-        presented = token_hash(token)
+        presented = presented_hash(token)
         meta = parsed_meta(game.meta)
         found: Caller | None = None
         for seat_no, seat in enumerate(meta["seats"]):
@@ -190,8 +206,9 @@ class Referee:
             "spectators": spec.allow_spectators,
             "organizer_deals": bool(spec.presets or spec.seed is not None),
         }
-        stored_state, stored_meta = state_json(state), json.dumps(meta)
+        stored_state, stored_meta, stored_config = progress_json(state), json.dumps(meta), config_json(state)
         fields: dict[str, str | bytes] = {
+            "config": stored_config,
             "state": stored_state,
             "version": "0",
             "meta": stored_meta,
@@ -200,7 +217,7 @@ class Referee:
         # the first deal's events are version 0 of the stream: a replay is the whole game as events
         if not await self.store.create(game_id, fields, [json.dumps(e.to_dict()) for e in dealt]):
             raise RuntimeError("a fresh random game id was taken")
-        created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), None)
+        created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), stored_config, None)
         return {
             "game_id": game_id,
             "tokens": tokens,
@@ -264,7 +281,7 @@ class Referee:
             raise BadRequest("INVALID_REQUEST_ID", f"a request_id is at most {MAX_REQUEST_ID} printable characters")
         move_hash = _move_hash(move) if request_id else ""
         # Scoped by token (that is: by seat), so that nobody can fetch another seat's response by its key.
-        idem_field = f"idem:{token_hash(token or '')[:32]}:{request_id}" if request_id else None
+        idem_field = f"idem:{presented_hash(token or '')[:32]}:{request_id}" if request_id else None
         latest = self._states.latest(game_id)
         if latest is not None:  # the common case: this process served the game's last move
             cached, state = latest
@@ -308,7 +325,7 @@ class Referee:
             "view": self._view(game, new_state, version, seat, "seat"),
         }
         record = (move_hash + json.dumps(response, separators=(",", ":"))).encode() if idem_field else b""
-        new_json = state_json(new_state)
+        new_json = progress_json(new_state)
         result = await self.store.commit(
             game.game_id,
             base_version=game.version,
@@ -320,7 +337,7 @@ class Referee:
             match_over=new_state.phase == "match_over",
         )
         if result.outcome == "ok":
-            self._states.put(StoredGame(game.game_id, new_json, version, game.meta, None), new_state)
+            self._states.put(StoredGame(game.game_id, new_json, version, game.meta, game.config, None), new_state)
             return response
         if result.outcome == "dup":
             return _replayed(result.record, move_hash)

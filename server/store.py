@@ -2,9 +2,10 @@
 
 Every key of one game shares the Cluster hash tag of its id, so one Lua script can touch them all:
 
-- ``game:{<id>}`` (hash): ``state`` (engine JSON), ``version`` (moves committed so far), ``meta`` (JSON: profile,
-  spectators allowed, each seat's label, display name and token hash ("" while open), the spectator token
-  hash), ``start`` (the referee's view at creation), ``commit`` (id of the last commit),
+- ``game:{<id>}`` (hash): ``config`` (engine JSON of what never changes in a match: rules, seed, preset deals),
+  ``state`` (engine JSON of the rest: written by every move), ``version`` (moves committed so far), ``meta``
+  (JSON: profile, spectators allowed, each seat's label, display name and token hash ("" while open), the
+  spectator token hash), ``start`` (the referee's view at creation), ``commit`` (id of the last commit),
   ``idem:<token hash prefix>:<request_id>`` (idempotency records).
 - ``game:{<id>}:events`` (stream): every event with every card (engine ``Event.to_dict`` JSON), entry id
   ``<version>-<index>``, so that "everything after version v" is the range after ``v-<max>``.
@@ -95,9 +96,10 @@ class StoredGame:
     """One game as loaded by ``GameStore.load`` in a single round trip."""
 
     game_id: str
-    state_json: bytes
+    state_json: bytes  # the progress part of the state (server.cache.progress_json)
     version: int
     meta: bytes
+    config: bytes  # the configuration part (server.cache.config_json); b"" if the hash has none
     idem_record: bytes | None
 
 
@@ -124,7 +126,7 @@ def _script(name: str) -> str:
     return resources.files("server").joinpath("lua", name).read_text(encoding="utf-8")
 
 
-_LOAD_FIELDS = ("state", "version", "meta")
+_LOAD_FIELDS = ("state", "version", "meta", "config")
 
 
 class GameStore:
@@ -164,7 +166,7 @@ class GameStore:
         return bool(created)
 
     async def load(self, game_id: str, idem_field: str | None = None) -> StoredGame | None:
-        """State, version, meta and (optionally) one idempotency record, in one HMGET; None if no game."""
+        """State, version, meta, config and (optionally) one idempotency record, in one HMGET; None if no game."""
         fields = (*_LOAD_FIELDS, idem_field) if idem_field else _LOAD_FIELDS
         key = game_key(game_id)
         values: Any
@@ -176,8 +178,10 @@ class GameStore:
         state, version, meta = values[0], values[1], values[2]
         if state is None or version is None or meta is None:
             return None
-        idem = values[3] if idem_field else None
-        return StoredGame(game_id=game_id, state_json=state, version=int(version), meta=meta, idem_record=idem)
+        idem = values[4] if idem_field else None
+        config = values[3] or b""
+        return StoredGame(game_id=game_id, state_json=state, version=int(version), meta=meta, config=config,
+                          idem_record=idem)  # fmt: skip
 
     async def commit(
         self,

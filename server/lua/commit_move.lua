@@ -8,7 +8,7 @@ KEYS[1]  game:{<id>}         the game hash (fields: state, version, commit, idem
 KEYS[2]  game:{<id>}:events  the game's event stream; entry ids are "<version>-<index>"
 
 ARGV[1]  base version: the version the move was applied to (the commit needs version == base)
-ARGV[2]  new state (versioned JSON from engine.state_to_json)
+ARGV[2]  the new progress of the state (versioned JSON of engine.progress_to_dict; the config part never changes)
 ARGV[3]  commit id: random per attempt; a retried call whose first attempt did commit is recognised by it
 ARGV[4]  idempotency field "idem:<seat>:<request_id>", or "" for none
 ARGV[5]  idempotency record (sha256 hex of the move, 64 chars, then the stored response), or ""

@@ -5,7 +5,7 @@ KEYS[1]  game:{<id>}         the game hash
 KEYS[2]  game:{<id>}:events  the game's event stream
 
 ARGV[1]      n: the number of field/value pairs that follow
-ARGV[2..2n+1] field, value, field, value, ... of the game hash (state, version, meta, auth:<seat>, name:<seat>, ...)
+ARGV[2..2n+1] field, value, field, value, ... of the game hash (config, state, version, meta, start)
 ARGV[2n+2..] events of version 0 (JSON payloads, stored as field "e" with ids "0-1", "0-2", ...)
 
 Returns 1 when created, 0 when the id was taken (nothing written).

@@ -6,6 +6,7 @@ Each test is named after the clause it checks; its docstring cites that clause.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from typing import Any
 
@@ -26,14 +27,18 @@ from engine import (
     Move,
     Rules,
     apply,
+    config_from_dict,
+    config_to_dict,
     deal_from_order,
     find_profile,
     legal_moves,
     new_game,
     parse_card,
+    progress_to_dict,
     rules_from_profile,
     seeded_deal,
     state_from_json,
+    state_from_parts,
     state_to_json,
     validate_deal,
 )
@@ -414,3 +419,26 @@ def test_state_serialization_round_trip_in_random_games(profile: str, options: d
             again, events_again = apply(back, back.to_act, move)
             assert again == s
             assert events_again == events
+
+
+@pytest.mark.parametrize(("profile", "options"), SERIALIZATION_GAMES)
+def test_state_config_and_progress_round_trip(profile: str, options: dict[str, Any]) -> None:
+    """Storage keeps a game's configuration (rules, seed, preset deals) apart from its progress: the config is the
+    same for every state of a match, the progress holds none of it, and the two parts give back the state exactly."""
+    rules = rules_from_profile(profile, **options)
+    seed = hashlib.sha256(f"parts{profile}{options}".encode()).digest()
+    presets = (seeded_deal(rules, 1, b"preset-one", 0), seeded_deal(rules, 0, b"preset-two", 1))
+    rnd = random.Random(seed)
+    s = new_game(rules, seed, presets)
+    config_json = json.dumps(config_to_dict(s))
+    config = config_from_dict(json.loads(config_json))
+    assert (config.rules, config.seed, config.presets) == (rules, seed, presets)
+    for _ in range(600):
+        progress = progress_to_dict(s)
+        assert not {"rules", "seed", "presets"} & set(progress)
+        assert json.dumps(config_to_dict(s)) == config_json
+        assert state_from_parts(config, json.loads(json.dumps(progress))) == s
+        if s.phase == "match_over":
+            break
+        s, _ = apply(s, s.to_act, _pick(s, rnd))
+    assert s.hand_no > 0  # the match went past its first (preset) deal

@@ -12,12 +12,16 @@ import random
 from dataclasses import dataclass
 
 import pytest
+import redis
 from google.protobuf import json_format
 
 import engine
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.redis_launcher import RedisProcess
+from server.store import game_key
 from tests.server.refkit import (
+    ALL_CARDS,
     DEFENDER,
     GIN_KNOCK_DEAL,
     GIN_KNOCK_MOVES,
@@ -160,3 +164,22 @@ def test_random_match_agrees_with_the_engine(client: Client, profile: str) -> No
     assert last.hands_played >= (3 if profile == "hollywood-gin" else 1)
     assert list(last.result.totals) == final["result"]["totals"]  # type: ignore[index]
     assert [s.score for s in last.seats] == final["scores"]
+
+
+def test_a_move_writes_the_progress_not_the_config(client: Client, redis_server: RedisProcess) -> None:
+    """The game's configuration (rules, seed, up to 200 preset deals) is written once, at creation; a move writes
+    only the rest of the state, so a tournament game's moves cost no more than any other's."""
+    presets = [deal(i % 2, [" ".join(ALL_CARDS[:10]), " ".join(ALL_CARDS[10:20])], ALL_CARDS[20]) for i in range(200)]
+    game = client.create("gin", token=ORGANIZER, preset_deals=presets)
+    stored = redis.Redis.from_url(redis_server.url)
+    config = stored.hget(game_key(game.game_id), "config")
+    assert config is not None and len(json.loads(config)["presets"]) == 200
+    view = client.view(game, game.tokens[0])
+    for _ in range(6):
+        if view.viewer_seat != view.to_act:
+            view = client.view(game, game.tokens[view.to_act])
+        view = client.move(game, game.tokens[view.to_act], bot_move(view, random.Random(1))).view
+    assert stored.hget(game_key(game.game_id), "config") == config
+    assert stored.hget(game_key(game.game_id), "version") == b"6"
+    progress = json.loads(stored.hget(game_key(game.game_id), "state") or b"{}")
+    assert progress["phase"] == engine.PHASES[view.phase - 1] and not {"rules", "seed", "presets"} & set(progress)
