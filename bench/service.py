@@ -1,16 +1,16 @@
 """Service benchmark: moves per second and latency through the real referee and a real Redis, side by side with
 an empty unary RPC (Ping) on the same servers, at 1, 16 and 64 concurrent games.
 
-Set-up: a private redis-server (appendonly, `appendfsync everysec`, as the zero-setup `serve` runs it) and
-`--servers` (default 2, one per core of a 2-core machine) `rummy-referee serve` processes, each with the same
-settings on a port of its own, sharing that Redis (README "Scale out": any number of referees, one Redis). This
-process drives them with a grpc.aio client, one channel per referee; game i (and echo loop i) uses referee
-i mod N, so a game's moves go to one referee, as a load balancer with game affinity would send them. A game is
-driven by one coroutine that plays both seats of a Gin game, every move a SubmitMove with expected_version
-(draw from the stock, then a knock when the referee lists one, else a random discard; the defender declares
-best): the next move is always decided from the previous response, so a move costs exactly one RPC. Games that
-end are replaced by new ones (creation is not counted). The echo runs the same number of coroutines over the
-same channels, each calling Ping in a loop.
+Set-up: a private redis-server (appendonly, `appendfsync everysec`, on a Unix socket: as the zero-setup `serve`
+runs it) and `--servers` (default 2, one per core of a 2-core machine) `rummy-referee serve` processes, each with
+the same settings on a port of its own, sharing that Redis (README "Scale out": any number of referees, one Redis).
+This process drives them with a grpc.aio client, one channel per referee; game i (and echo loop i) uses referee i
+mod N, so a game's moves go to one referee, as a load balancer with game affinity would send them. A game is driven
+by one coroutine that plays both seats of a Gin game, every move a SubmitMove with expected_version (draw from the
+stock, then a knock when the referee lists one, else a random discard; the defender declares best): the next move
+is always decided from the previous response, so a move costs exactly one RPC. Games that end are replaced by new
+ones (creation is not counted). The echo runs the same number of coroutines over the same channels, each calling
+Ping in a loop.
 
 This machine is shared and its speed drifts by 10-20% from one second to the next, so each level is measured
 in `--rounds` rounds, each round both kinds back to back (alternating which goes first), and the figures are
@@ -232,7 +232,7 @@ def main() -> None:
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="rummy-bench-") as data:
-        redis = None if args.redis_url else start_redis(data, appendfsync="everysec")
+        redis = None if args.redis_url else start_redis(data, appendfsync="everysec", unix_socket=True)
         url = args.redis_url or (redis.url if redis else "")
         servers: list[tuple[subprocess.Popen[str], str]] = []
         try:

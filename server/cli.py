@@ -1,7 +1,8 @@
 """`rummy-referee serve`: run the referee.
 
 Without a Redis URL (``--redis-url`` or REDIS_URL) it starts its own redis-server with an append-only file in
-the data directory (``--data-dir``, default $XDG_DATA_HOME/rummy-referee or ./data) and stops it on exit.
+the data directory (``--data-dir``, default $XDG_DATA_HOME/rummy-referee or ./data), listening only on the Unix
+socket ``redis.sock`` there (mode 0700: this user only), and stops it on exit.
 SIGTERM / SIGINT: health goes NOT_SERVING, watch streams end (clients resume elsewhere), calls in flight get
 ``--grace`` seconds to finish.
 """
@@ -74,9 +75,9 @@ async def serve(args: argparse.Namespace) -> None:
     url = args.redis_url
     if not url:
         data_dir = args.data_dir or default_data_dir()
-        redis = start_redis(data_dir)
+        redis = start_redis(data_dir, unix_socket=True)  # reachable by this user only
         url = redis.url
-        log.info("started redis-server pid %d on port %d, data in %s", redis.pid, redis.port, redis.data_dir)
+        log.info("started redis-server pid %d at %s, data in %s", redis.pid, url, redis.data_dir)
     try:
         store = GameStore(connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl)
         referee = Referee(store, organizer_token=args.organizer_token or None)

@@ -172,6 +172,23 @@ def move_to_proto(d: Mapping[str, Any]) -> pb.Move:
     return _move_to_proto(d)
 
 
+_LEGAL_MOVE_BYTES: dict[tuple[str, str], bytes] = {}
+
+
+def _legal_move_bytes(d: Mapping[str, Any]) -> bytes:
+    # One element of GameView.legal_moves in wire format: the encodings of the elements of a repeated field, one
+    # after the other, are the encoding of the field, so a view's legal moves are parsed in once (MergeFromString)
+    # from pieces made once per distinct simple move, instead of a message copied in per move.
+    kind = d["kind"]
+    if kind in ("discard", "knock", "draw_stock", "draw_discard", "pass", "done") and "melds" not in d:
+        key = (kind, d.get("card") or d.get("discard") or "")
+        encoded = _LEGAL_MOVE_BYTES.get(key)
+        if encoded is None:
+            encoded = _LEGAL_MOVE_BYTES[key] = pb.GameView(legal_moves=[_move_to_proto(d)]).SerializeToString()
+        return encoded
+    return pb.GameView(legal_moves=[_move_to_proto(d)]).SerializeToString()
+
+
 def _move_to_proto(d: Mapping[str, Any]) -> pb.Move:
     kind = d["kind"]
     if kind == "draw_stock":
@@ -345,7 +362,7 @@ def _fill_view(view: pb.GameView, v: Mapping[str, Any]) -> None:
     if v["melds"]:
         view.melds.extend(_table_meld(m) for m in v["melds"])
     if legal := get("legal_moves"):
-        view.legal_moves.extend([move_to_proto(m) for m in legal])
+        view.MergeFromString(b"".join([_legal_move_bytes(m) for m in legal]))
     if (ended := get("games_ended")) is not None:
         view.hollywood_games_ended.extend(ended)
     if (hands := get("hands")) is not None:

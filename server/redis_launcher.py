@@ -1,8 +1,9 @@
 """Start and stop a private redis-server: the zero-setup storage of `rummy-referee serve` and of the test suite.
 
-The server runs in the foreground as our child (no daemonize), listens on 127.0.0.1 only, keeps an append-only
-file in its data directory, and is stopped by its pid. It never touches any other Redis on the machine: the port
-is a free one chosen by the kernel unless the caller names one.
+The server runs in the foreground as our child (no daemonize), listens on 127.0.0.1 only (or, as `serve` runs it,
+only on a Unix socket in its data directory, mode 0700), keeps an append-only file in its data directory, and is
+stopped by its pid. It never touches any other Redis on the machine: the port is a free one chosen by the kernel
+unless the caller names one.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
+_MAX_UNIX_PATH = 100  # bytes: a Unix socket's path must fit in sockaddr_un.sun_path (108 on Linux, with its NUL)
 
 
 class RedisLaunchError(RuntimeError):
@@ -63,12 +65,14 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
 
 @dataclass
 class RedisProcess:
-    """A running redis-server child; `url` is what redis-py connects to."""
+    """A running redis-server child; `url` is what redis-py connects to. It listens on a TCP port of 127.0.0.1,
+    or (``unix_socket``) on a Unix socket in its data directory only."""
 
     process: subprocess.Popen[bytes]
-    port: int
+    port: int  # 0 when it listens on its Unix socket only
     data_dir: Path
     args: list[str] = field(repr=False)
+    unix_socket: Path | None = None
 
     @property
     def pid(self) -> int:
@@ -76,7 +80,14 @@ class RedisProcess:
 
     @property
     def url(self) -> str:
+        if self.unix_socket is not None:
+            return f"unix://{self.unix_socket}?db=0"
         return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def address(self) -> tuple[str, int] | str:
+        """Where it listens: (host, port), or the Unix socket's path."""
+        return str(self.unix_socket) if self.unix_socket is not None else ("127.0.0.1", self.port)
 
     def running(self) -> bool:
         return self.process.poll() is None
@@ -103,7 +114,7 @@ class RedisProcess:
         if self.running():
             raise RedisLaunchError("redis-server is still running")
         self.process = _spawn(self.args, self.data_dir)
-        _wait_ready(self.process, self.port, self.data_dir, ready_timeout)
+        _wait_ready(self.process, self.address, self.data_dir, ready_timeout)
 
 
 def start_redis(
@@ -114,10 +125,13 @@ def start_redis(
     binary: str | None = None,
     ready_timeout: float = 15.0,
     extra_args: Sequence[str] = (),
+    unix_socket: bool = False,
 ) -> RedisProcess:
     """Start redis-server with an append-only file in `data_dir` and wait until it answers PING.
 
     `port=None` picks a free port (retrying a few times if another process grabs it first).
+    `unix_socket=True` listens on `data_dir/redis.sock` (mode 0700) instead of a TCP port, so that only this user
+    can reach it, and cheaper per command; when that path is too long for a Unix socket, on a TCP port after all.
     `appendfsync="always"` makes every acknowledged write durable (tests use it); "everysec" is the usual trade-off.
     `extra_args` are more redis-server options (e.g. `--cluster-enabled yes`).
     """
@@ -129,6 +143,13 @@ def start_redis(
         )
     data = Path(data_dir).resolve()
     data.mkdir(parents=True, exist_ok=True)
+    sock = data / "redis.sock"
+    if unix_socket and len(os.fsencode(sock)) <= _MAX_UNIX_PATH:
+        args = [*_server_args(exe, 0, data, appendfsync), "--unixsocket", str(sock), "--unixsocketperm", "700"]
+        args += extra_args
+        process = _spawn(args, data)
+        _wait_ready(process, str(sock), data, ready_timeout)
+        return RedisProcess(process=process, port=0, data_dir=data, args=args, unix_socket=sock)
     attempts = 1 if port is not None else 5
     last_error: RedisLaunchError | None = None
     for _ in range(attempts):
@@ -136,7 +157,7 @@ def start_redis(
         args = [*_server_args(exe, chosen, data, appendfsync), *extra_args]
         process = _spawn(args, data)
         try:
-            _wait_ready(process, chosen, data, ready_timeout)
+            _wait_ready(process, ("127.0.0.1", chosen), data, ready_timeout)
         except RedisLaunchError as exc:
             last_error = exc
             continue
@@ -175,32 +196,46 @@ def _spawn(args: list[str], data: Path) -> subprocess.Popen[bytes]:
     )
 
 
-def _wait_ready(process: subprocess.Popen[bytes], port: int, data: Path, timeout: float) -> None:
+def _wait_ready(process: subprocess.Popen[bytes], address: tuple[str, int] | str, data: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RedisLaunchError(f"redis-server exited with {process.returncode}: {_log_tail(data)}")
-        if _logged_ready(data) and _answers_as(port, process.pid):
+        if _logged_ready(data) and _answers_as(address, process.pid):
             return
         time.sleep(0.02)
     process.kill()
     process.wait()
-    raise RedisLaunchError(f"redis-server did not answer on port {port} within {timeout}s: {_log_tail(data)}")
+    raise RedisLaunchError(f"redis-server did not answer at {address} within {timeout}s: {_log_tail(data)}")
 
 
 def _logged_ready(data: Path) -> bool:
     # Only once our own server says it listens do we connect to the port: never probe somebody else's Redis.
     try:
-        return "Ready to accept connections" in (data / "redis.log").read_text(errors="replace")
+        # "Ready to accept connections tcp" (7.x, TCP), "... now ready to accept connections at <socket>" (Unix)
+        return "ready to accept connections" in (data / "redis.log").read_text(errors="replace").lower()
     except OSError:
         return False
 
 
-def _answers_as(port: int, pid: int) -> bool:
+def _connect(address: tuple[str, int] | str, timeout: float) -> socket.socket:
+    if isinstance(address, str):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(timeout)
+            sock.connect(address)
+        except OSError:
+            sock.close()
+            raise
+        return sock
+    return socket.create_connection(address, timeout=timeout)
+
+
+def _answers_as(address: tuple[str, int] | str, pid: int) -> bool:
     # INFO rather than PING: "ready" must mean *our* process answers and has finished loading its append-only
     # file (it answers -LOADING until then).
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+        with _connect(address, 0.5) as sock:
             sock.sendall(b"INFO server\r\n")
             reply = b""
             while not reply.startswith(b"-") and not (b"process_id:" in reply and reply.endswith(b"\r\n")):

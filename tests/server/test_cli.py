@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -98,6 +99,7 @@ def test_serve_starts_its_own_redis_and_stops_it(serve: Serve, data_dir: Path) -
         replies = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
         services = {s.name for reply in replies for s in reply.list_services_response.service}
     assert {"rummy.v1.RefereeService", "grpc.health.v1.Health"} <= services
+    assert stat.S_IMODE((data_dir / "redis.sock").stat().st_mode) == 0o700  # its Redis: this user only, no TCP
 
     client = Client(serve.address)
     game = client.create("gin")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,31 @@ def test_default_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     assert redis_launcher.default_data_dir() == tmp_path / "rummy-referee"
     monkeypatch.delenv("XDG_DATA_HOME")
     assert redis_launcher.default_data_dir() == Path("data")
+
+
+def test_the_unix_socket_server_is_reachable_by_this_user_only(tmp_path: Path) -> None:
+    """`serve`'s Redis: no TCP port at all, a Unix socket of mode 0700 in the data directory; it restarts there."""
+    process = start_redis(tmp_path / "data", unix_socket=True)
+    try:
+        sock = tmp_path / "data" / "redis.sock"
+        assert process.unix_socket == sock and process.port == 0
+        assert process.url == f"unix://{sock}?db=0"
+        assert stat.S_IMODE(sock.stat().st_mode) == 0o700
+        client = redis.Redis.from_url(process.url)
+        assert client.config_get("port")["port"] == "0" and client.info("server")["process_id"] == process.pid
+        client.set("kept", "1")
+        process.stop()
+        process.restart()
+        assert redis.Redis.from_url(process.url).get("kept") == b"1"
+    finally:
+        process.stop()
+
+
+def test_a_data_dir_too_deep_for_a_unix_socket_gets_a_tcp_port(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 100)
+    process = start_redis(deep, unix_socket=True)
+    try:
+        assert process.unix_socket is None and process.port > 0
+        assert process.url.startswith("redis://127.0.0.1:") and redis.Redis.from_url(process.url).ping()
+    finally:
+        process.stop()
