@@ -33,6 +33,17 @@ log = logging.getLogger("rummy_referee")
 DAY = 24 * 3600
 
 
+def _seconds(text: str) -> int:
+    """A number of seconds for a command-line option: an integer, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of seconds: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"seconds cannot be negative: {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rummy-referee", description="Gin Rummy and Rummy referee (gRPC)")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -61,7 +72,16 @@ def _parser() -> argparse.ArgumentParser:
         help="data directory of the private redis-server (default: $XDG_DATA_HOME/rummy-referee or ./data)",
     )
     serve.add_argument(
-        "--finished-ttl", type=int, default=7 * DAY, help="seconds a finished game is kept (default: 7 days)"
+        "--finished-ttl",
+        type=_seconds,
+        default=7 * DAY,
+        help="seconds a finished game is kept (default: 7 days; 0: for ever)",
+    )
+    serve.add_argument(
+        "--idle-ttl",
+        type=_seconds,
+        default=30 * DAY,
+        help="seconds an unfinished game is kept after its last move (default: 30 days; 0: for ever)",
     )
     serve.add_argument("--grace", type=float, default=10.0, help="seconds to drain calls on shutdown")
     health = commands.add_parser("health", help="exit 0 if a referee answers SERVING (container health checks)")
@@ -79,7 +99,9 @@ async def serve(args: argparse.Namespace) -> None:
         url = redis.url
         log.info("started redis-server pid %d at %s, data in %s", redis.pid, url, redis.data_dir)
     try:
-        store = GameStore(connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl)
+        store = GameStore(
+            connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl, idle_ttl_s=args.idle_ttl
+        )
         referee = Referee(store, organizer_token=args.organizer_token or None)
         health = HealthServicer()
         server, port = create_server(f"{args.host}:{args.port}", referee, health_servicer=health)

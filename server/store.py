@@ -132,9 +132,19 @@ _LOAD_FIELDS = ("state", "version", "meta", "config")
 class GameStore:
     """Async access to the games in one Redis (or Redis Cluster)."""
 
-    def __init__(self, client: RedisClient, *, finished_ttl_s: int = 7 * 24 * 3600, op_timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        *,
+        finished_ttl_s: int = 7 * 24 * 3600,
+        idle_ttl_s: int = 30 * 24 * 3600,
+        op_timeout_s: float = 5.0,
+    ) -> None:
+        """``finished_ttl_s``: how long a finished game is kept; ``idle_ttl_s``: how long an unfinished game is kept
+        after its last move (or its creation), 0 for ever."""
         self.client = client
         self.finished_ttl_s = finished_ttl_s
+        self.idle_ttl_s = idle_ttl_s
         self.op_timeout_s = op_timeout_s
         self._create = client.register_script(_script("create_game.lua"))
         self._commit = client.register_script(_script("commit_move.lua"))
@@ -156,8 +166,9 @@ class GameStore:
             await self.client.ping()
 
     async def create(self, game_id: str, fields: Mapping[str, str | bytes], events: Sequence[str]) -> bool:
-        """Store a new game (hash fields plus version-0 events); False if the id is already taken."""
-        args: list[str | bytes] = [str(len(fields))]
+        """Store a new game (hash fields plus version-0 events), to expire after the idle time unless a move comes;
+        False if the id is already taken."""
+        args: list[str | bytes] = [str(self.idle_ttl_s), str(len(fields))]
         for name, value in fields.items():
             args += [name, value]
         args += events
@@ -195,8 +206,9 @@ class GameStore:
         idem_record: bytes = b"",
         match_over: bool = False,
     ) -> CommitResult:
-        """Run commit_move.lua: version check, state, events, idempotency record, expiry, all or nothing."""
-        ttl = self.finished_ttl_s if match_over else 0
+        """Run commit_move.lua: version check, state, events, idempotency record, expiry (the finished-game time
+        when ``match_over``, else the idle time again), all or nothing."""
+        ttl = self.finished_ttl_s if match_over else self.idle_ttl_s
         args: list[str | bytes | int] = [base_version, state_json, commit_id, idem_field, idem_record, ttl, *events]
         keys = [game_key(game_id), events_key(game_id)]
         if self._hot is not None:

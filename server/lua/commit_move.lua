@@ -12,7 +12,8 @@ ARGV[2]  the new progress of the state (versioned JSON of engine.progress_to_dic
 ARGV[3]  commit id: random per attempt; a retried call whose first attempt did commit is recognised by it
 ARGV[4]  idempotency field "idem:<seat>:<request_id>", or "" for none
 ARGV[5]  idempotency record (sha256 hex of the move, 64 chars, then the stored response), or ""
-ARGV[6]  seconds to keep the game once this move ended the match, or "0" (the match goes on: no expiry)
+ARGV[6]  seconds to keep the game from now on (the finished-game time when this move ended the match, else the
+         idle time: a game nobody moves in expires), or "0": forever
 ARGV[7..] the events of the move, one payload each (JSON), stored as field "e"
 
 Returns one of
@@ -60,5 +61,8 @@ local ttl = tonumber(ARGV[6])
 if ttl > 0 then
   redis.call("EXPIRE", game, ttl)
   redis.call("EXPIRE", events, ttl)
+else
+  redis.call("PERSIST", game)
+  redis.call("PERSIST", events)
 end
 return {"ok", version}

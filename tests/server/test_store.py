@@ -18,9 +18,9 @@ from server.store import GameStore, StoreUnavailable, connect, events_key, game_
 T = TypeVar("T")
 
 
-def run(redis: RedisProcess, body: Callable[[GameStore], Awaitable[T]], ttl: int = 3600) -> T:
+def run(redis: RedisProcess, body: Callable[[GameStore], Awaitable[T]], ttl: int = 3600, idle: int = 0) -> T:
     async def main() -> T:
-        store = GameStore(connect(redis.url), finished_ttl_s=ttl)
+        store = GameStore(connect(redis.url), finished_ttl_s=ttl, idle_ttl_s=idle)
         try:
             return await body(store)
         finally:
@@ -264,3 +264,29 @@ def test_the_hot_path_speaks_the_same_protocol_as_redis_py() -> None:
     packer = Connection()
     for args in [("HMGET", "game:{x}", "state", "version"), ("EVALSHA", "ab" * 20, 2, "k", b"\x00\xff", "é", 0, -5)]:
         assert resp(args) == b"".join(packer.pack_command(*args))
+
+
+def test_a_game_nobody_moves_in_expires_after_the_idle_time(redis_server: RedisProcess) -> None:
+    """Unfinished games do not stay for ever: both keys expire after the idle time, counted again from every
+    move; the match-ending move sets the finished-game time instead; an idle time of 0 keeps games for ever."""
+
+    async def ttls(store: GameStore, gid: str) -> tuple[int, int]:
+        return await store.ttl(gid), int(await store.client.ttl(events_key(gid)))  # type: ignore[misc]
+
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        assert all(500 < t <= 600 for t in await ttls(store, gid))
+        await store.client.expire(game_key(gid), 50)  # type: ignore[misc]
+        await store.commit(gid, base_version=0, state_json="s1", commit_id="c1", events=["a"])
+        assert all(500 < t <= 600 for t in await ttls(store, gid))  # the move counted the idle time again
+        await store.commit(gid, base_version=1, state_json="end", commit_id="c2", events=["b"], match_over=True)
+        assert all(3500 < t <= 3600 for t in await ttls(store, gid))
+
+        kept = GameStore(store.client, finished_ttl_s=3600, idle_ttl_s=0)
+        other = new_id()
+        await make_game(kept, other)
+        await kept.commit(other, base_version=0, state_json="s1", commit_id="c1", events=["a"])
+        assert await ttls(kept, other) == (-1, -1)
+
+    run(redis_server, body, ttl=3600, idle=600)
