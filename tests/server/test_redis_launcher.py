@@ -48,7 +48,8 @@ def test_default_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 
 
 def test_the_unix_socket_server_is_reachable_by_this_user_only(tmp_path: Path) -> None:
-    """`serve`'s Redis: no TCP port at all, a Unix socket of mode 0700 in the data directory; it restarts there."""
+    """`serve`'s Redis: no TCP port at all, a Unix socket of mode 0700 in a data directory of its user's only; it
+    restarts there."""
     process = start_redis(tmp_path / "data", unix_socket=True)
     try:
         sock = tmp_path / "data" / "redis.sock"
@@ -61,6 +62,12 @@ def test_the_unix_socket_server_is_reachable_by_this_user_only(tmp_path: Path) -
         process.stop()
         process.restart()
         assert redis.Redis.from_url(process.url).get("kept") == b"1"
+        # the append-only file holds every hand: the data directory and all in it are this user's only
+        files = [tmp_path / "data", *(tmp_path / "data").rglob("*")]
+        assert any(f.name.endswith(".aof") for f in files)
+        assert all(stat.S_IMODE(f.stat().st_mode) & 0o077 == 0 for f in files), [
+            (f.name, oct(f.stat().st_mode)) for f in files
+        ]
     finally:
         process.stop()
 
