@@ -48,7 +48,13 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH_DIR]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-import grpc  # noqa: E402
+try:
+    import grpc
+except ModuleNotFoundError:  # a plain `python bench/service.py`: run again in the project's .venv (make venv)
+    _VENV = _ROOT / ".venv"
+    if (_VENV / "bin" / "python").exists() and Path(sys.prefix).resolve() != _VENV.resolve():
+        os.execv(_VENV / "bin" / "python", [str(_VENV / "bin" / "python"), *sys.argv])
+    raise SystemExit("bench/service.py needs the project installed: run `make venv` first") from None
 
 from rummy_pb.rummy.v1 import game_pb2 as pb  # noqa: E402
 from rummy_pb.rummy.v1 import referee_pb2 as rpb  # noqa: E402

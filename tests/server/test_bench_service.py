@@ -4,6 +4,7 @@ benchmark itself, not a timing (tests assert correctness, not speed)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,3 +29,13 @@ def test_the_service_bench_prints_every_figure() -> None:
     assert all(figures[k] > 0 for k in KEYS), figures
     assert figures["servers"] == 1 and figures["rounds"] == 2
     assert any(line.startswith("moves/echo x16") for line in lines)
+
+
+def test_a_plain_python_runs_the_bench_in_the_project_venv() -> None:
+    """The issue says `python bench/service.py`: an interpreter without the project's packages hands over to .venv."""
+    base = Path(sys.base_prefix) / "bin" / "python3"
+    if not base.exists() or not (ROOT / ".venv" / "bin" / "python").exists():
+        pytest.skip("no base interpreter or no .venv here")
+    done = subprocess.run([str(base), "bench/service.py", "--help"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})  # fmt: skip
+    assert done.returncode == 0 and "--rounds" in done.stdout, done.stderr
