@@ -42,6 +42,12 @@ def parsed_config(raw: bytes) -> engine.Config:
     return engine.config_from_dict(orjson.loads(raw))
 
 
+def config_of_full_state(raw: bytes) -> bytes:
+    """``config_json`` of a state stored whole (``engine.state_to_dict``: how games were stored before the config
+    had a field of its own); raises if ``raw`` is no such state."""
+    return orjson.dumps(engine.config_to_dict(engine.state_from_dict(orjson.loads(raw))))
+
+
 def state_from_stored(config: bytes, progress: bytes) -> engine.GameState:
     """The state stored as ``config_json`` and ``progress_json``."""
     return engine.state_from_parts(parsed_config(config), orjson.loads(progress))

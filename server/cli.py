@@ -26,7 +26,7 @@ from grpc_health.v1._async import HealthServicer  # grpc_health.v1.health.aio.He
 from server.grpc_api import SERVICE_NAME, create_server, set_serving, shutdown, watch_storage
 from server.redis_launcher import RedisLaunchError, RedisProcess, default_data_dir, start_redis
 from server.service import Referee
-from server.store import GameStore, connect
+from server.store import MAX_TTL_S, GameStore, connect
 
 log = logging.getLogger("rummy_referee")
 
@@ -41,6 +41,8 @@ def _seconds(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number of seconds: {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"seconds cannot be negative: {value}")
+    if value > MAX_TTL_S:  # Redis refuses absurd expiry times, and only after the script's writes
+        raise argparse.ArgumentTypeError(f"at most {MAX_TTL_S} seconds (10 years), not {value}")
     return value
 
 
@@ -130,6 +132,7 @@ def _tune_gc() -> None:
     (most freed by reference counting): what exists once the server is up (modules, protobuf descriptors, the
     engine's tables) is frozen out of every collection, and the young generation is collected every 10,000
     allocations instead of 700. Measured in bench/service.py: the collector's time per move 7 -> 3 us."""
+    gc.collect()  # what startup left as garbage goes now: frozen, it never would
     gc.freeze()
     gc.set_threshold(10_000, 10, 10)
 

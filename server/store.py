@@ -32,6 +32,7 @@ from redis.backoff import ExponentialBackoff
 from server.hotpath import HotPath
 
 MAX_SEATS = 6
+MAX_TTL_S = 3650 * 24 * 3600  # 10 years
 MAX_SEQ = 2**64 - 1  # largest sequence part of a stream id: "<v>-MAX_SEQ" is the last id of version v
 
 RedisClient = aioredis.Redis | RedisCluster
@@ -128,6 +129,14 @@ def _script(name: str) -> str:
 
 _LOAD_FIELDS = ("state", "version", "meta", "config")
 
+# The config field of a game stored before it had one (never creates a game hash that has expired meanwhile).
+_SET_CONFIG = """
+if redis.call("EXISTS", KEYS[1]) == 1 then
+  return redis.call("HSETNX", KEYS[1], "config", ARGV[1])
+end
+return 0
+"""
+
 
 class GameStore:
     """Async access to the games in one Redis (or Redis Cluster)."""
@@ -141,7 +150,10 @@ class GameStore:
         op_timeout_s: float = 5.0,
     ) -> None:
         """``finished_ttl_s``: how long a finished game is kept; ``idle_ttl_s``: how long an unfinished game is kept
-        after its last move (or its creation), 0 for ever."""
+        after its last move (or its creation); 0 for ever. At most 10 years (Redis refuses much larger expiries)."""
+        for ttl in (finished_ttl_s, idle_ttl_s):
+            if not 0 <= ttl <= MAX_TTL_S:
+                raise ValueError(f"a time to keep games is 0..{MAX_TTL_S} seconds, not {ttl}")
         self.client = client
         self.finished_ttl_s = finished_ttl_s
         self.idle_ttl_s = idle_ttl_s
@@ -150,6 +162,7 @@ class GameStore:
         self._commit = client.register_script(_script("commit_move.lua"))
         self._hot = _hot_path(client)
         self._join = client.register_script(_script("join_seat.lua"))
+        self._set_config = client.register_script(_SET_CONFIG)
 
     def _op(self, extra_s: float = 0.0) -> contextlib.AbstractAsyncContextManager[None]:
         return _redis_errors(self.op_timeout_s + extra_s)
@@ -247,6 +260,11 @@ class GameStore:
             if unavailable is None:
                 raise
             raise unavailable from exc
+
+    async def set_config(self, game_id: str, config: bytes) -> None:
+        """Give an existing game its ``config`` field, unless it has one (a game stored before that field)."""
+        async with self._op():
+            await self._set_config(keys=[game_key(game_id)], args=[config])
 
     async def join(self, game_id: str, *, seat: int, token_hash: str, name: str) -> int:
         """Run join_seat.lua: the seat taken, -1 when none is open (or the seat wanted is taken), -2 no game."""

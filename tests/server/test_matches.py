@@ -183,3 +183,27 @@ def test_a_move_writes_the_progress_not_the_config(client: Client, redis_server:
     assert stored.hget(game_key(game.game_id), "version") == b"6"
     progress = json.loads(stored.hget(game_key(game.game_id), "state") or b"{}")
     assert progress["phase"] == engine.PHASES[view.phase - 1] and not {"rules", "seed", "presets"} & set(progress)
+
+
+def test_a_game_stored_whole_by_an_earlier_version_plays_on(client: Client, redis_server: RedisProcess) -> None:
+    """Games stored before the config had a field of its own (the whole state in "state") load, get their config
+    field, and play on; their moves then store the progress only."""
+    game = client.create("gin")
+    stored = redis.Redis.from_url(redis_server.url)
+    fields = stored.hgetall(game_key(game.game_id))
+    whole = {**json.loads(fields[b"config"]), **json.loads(fields[b"state"])}
+    old_id = game.game_id + "old"  # a game this referee never saw, stored the earlier way
+    stored.hset(game_key(old_id), mapping={k: v for k, v in fields.items() if k != b"config"})
+    stored.hset(game_key(old_id), "state", json.dumps(whole, separators=(",", ":")))
+    for entry_id, entry in stored.xrange(f"game:{{{game.game_id}}}:events"):
+        stored.xadd(f"game:{{{old_id}}}:events", entry, id=entry_id)
+    old = Game(old_id, game.tokens, game.spectator, game.created)
+
+    view = client.view(old, old.tokens[0])
+    assert json.loads(stored.hget(game_key(old_id), "config") or b"{}") == json.loads(fields[b"config"])
+    if view.viewer_seat != view.to_act:
+        view = client.view(old, old.tokens[view.to_act])
+    moved = client.move(old, old.tokens[view.to_act], bot_move(view, random.Random(2)))
+    assert moved.version == 1
+    progress = json.loads(stored.hget(game_key(old_id), "state") or b"{}")
+    assert not {"rules", "seed", "presets"} & set(progress)

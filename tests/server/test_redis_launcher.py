@@ -72,6 +72,20 @@ def test_the_unix_socket_server_is_reachable_by_this_user_only(tmp_path: Path) -
         process.stop()
 
 
+def test_an_open_data_dir_left_by_an_earlier_run_is_closed(tmp_path: Path) -> None:
+    """A data directory made open to others (an earlier version, or another umask) is made this user's only: what
+    is inside can then not be reached by anyone else, whatever its own mode."""
+    data = tmp_path / "odd #dir? 100%"  # and its socket's URL survives characters that URLs give meaning to
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)
+    process = start_redis(data, unix_socket=True)
+    try:
+        assert stat.S_IMODE(data.stat().st_mode) == 0o700
+        assert redis.Redis.from_url(process.url).info("server")["process_id"] == process.pid
+    finally:
+        process.stop()
+
+
 def test_a_data_dir_too_deep_for_a_unix_socket_gets_a_tcp_port(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 100)
     process = start_redis(deep, unix_socket=True)

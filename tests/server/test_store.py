@@ -290,3 +290,9 @@ def test_a_game_nobody_moves_in_expires_after_the_idle_time(redis_server: RedisP
         assert await ttls(kept, other) == (-1, -1)
 
     run(redis_server, body, ttl=3600, idle=600)
+
+
+@pytest.mark.parametrize("ttl", [{"idle_ttl_s": -1}, {"finished_ttl_s": 10**16}])
+def test_impossible_times_to_keep_games_are_refused(redis_server: RedisProcess, ttl: dict[str, int]) -> None:
+    with pytest.raises(ValueError, match="time to keep games"):
+        GameStore(connect(redis_server.url), **ttl)
