@@ -157,36 +157,41 @@ def settings_to_proto(settings: Mapping[str, Any]) -> pb.GameSettings:
     )
 
 
+_SIMPLE_KINDS = frozenset(("discard", "knock", "draw_stock", "draw_discard", "pass", "done"))
 _SIMPLE_MOVES: dict[tuple[str, str], pb.Move] = {}  # (kind, card) -> message, for moves without melds
+_LEGAL_MOVE_BYTES: dict[tuple[str, str], bytes] = {}  # (kind, card) -> one GameView.legal_moves element
+
+
+def _simple_move_key(d: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(kind, card) of a move without melds, whose encodings are made once and shared; None for the others."""
+    kind = d["kind"]
+    if kind in _SIMPLE_KINDS and "melds" not in d:
+        return kind, d.get("card") or d.get("discard") or ""
+    return None
 
 
 def move_to_proto(d: Mapping[str, Any]) -> pb.Move:
     """A Move message from ``engine.move_to_dict`` output (do not modify it: simple moves are shared)."""
-    kind = d["kind"]
-    if kind in ("discard", "knock", "draw_stock", "draw_discard", "pass", "done") and "melds" not in d:
-        key = (kind, d.get("card") or d.get("discard") or "")
-        move = _SIMPLE_MOVES.get(key)
-        if move is None:
-            move = _SIMPLE_MOVES[key] = _move_to_proto(d)
-        return move
-    return _move_to_proto(d)
-
-
-_LEGAL_MOVE_BYTES: dict[tuple[str, str], bytes] = {}
+    key = _simple_move_key(d)
+    if key is None:
+        return _move_to_proto(d)
+    move = _SIMPLE_MOVES.get(key)
+    if move is None:
+        move = _SIMPLE_MOVES[key] = _move_to_proto(d)
+    return move
 
 
 def _legal_move_bytes(d: Mapping[str, Any]) -> bytes:
     # One element of GameView.legal_moves in wire format: the encodings of the elements of a repeated field, one
     # after the other, are the encoding of the field, so a view's legal moves are parsed in once (MergeFromString)
     # from pieces made once per distinct simple move, instead of a message copied in per move.
-    kind = d["kind"]
-    if kind in ("discard", "knock", "draw_stock", "draw_discard", "pass", "done") and "melds" not in d:
-        key = (kind, d.get("card") or d.get("discard") or "")
-        encoded = _LEGAL_MOVE_BYTES.get(key)
-        if encoded is None:
-            encoded = _LEGAL_MOVE_BYTES[key] = pb.GameView(legal_moves=[_move_to_proto(d)]).SerializeToString()
-        return encoded
-    return pb.GameView(legal_moves=[_move_to_proto(d)]).SerializeToString()
+    key = _simple_move_key(d)
+    encoded = None if key is None else _LEGAL_MOVE_BYTES.get(key)
+    if encoded is None:
+        encoded = pb.GameView(legal_moves=[move_to_proto(d)]).SerializeToString()
+        if key is not None:
+            _LEGAL_MOVE_BYTES[key] = encoded
+    return encoded
 
 
 def _move_to_proto(d: Mapping[str, Any]) -> pb.Move:
