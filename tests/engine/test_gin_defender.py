@@ -230,3 +230,14 @@ def test_defender_deadwood_is_pinned_into_the_saved_state() -> None:
     assert again.rules.defender_deadwood == "declared"
     _, events = play(again, Done())
     assert result(events) == ("knock", 0, 49, 58)
+
+
+def test_a_game_saved_before_the_option_existed_loads_with_best() -> None:
+    """Games stored before `defender_deadwood` existed have no such option in their pinned set: they keep today's
+    rule, `best`, the default."""
+    d = E.state_to_dict(_after_knock("best"))
+    del d["rules"]["defender_deadwood"]
+    old = E.state_from_dict(d)
+    assert old.rules.defender_deadwood == "best"
+    _, events = play(old, Done())
+    assert result(events) == ("undercut", 1, 30, 4)
