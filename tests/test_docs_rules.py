@@ -88,6 +88,15 @@ def _other_value(name: str, value: object) -> object:
     return next(v for v in _CHOICES[name] if v != value)
 
 
+def test_the_engine_lists_every_option_at_the_top_of_its_module() -> None:
+    """engine/options.py's docstring is the engine's own table of options (OpenSpiel's habit)."""
+    from engine import options
+
+    doc = options.__doc__ or ""
+    missing = [name for name in engine.OPTION_NAMES if not re.search(rf"\b{name}\b", doc)]
+    assert not missing, f"engine/options.py's docstring does not list {missing}"
+
+
 def test_every_choice_option_documents_all_its_values() -> None:
     rows = _table_rows(_section(5))
     from engine.options import _CHOICES
