@@ -765,7 +765,9 @@ class HandResult(_message.Message):
     knocker_deadwood: _builtins.int
     """Gin: the knocker's declared deadwood."""
     defender_deadwood: _builtins.int
-    """Gin: the defender's deadwood after melds and lay-offs (after gin: their minimum deadwood)."""
+    """Gin: the defender's deadwood after melds and lay-offs, counted as option defender_deadwood says (after gin
+    and big gin: their minimum deadwood; docs/rules.md section 2).
+    """
     going_rummy: _builtins.bool
     """Rummy: the winner went rummy (went out in one turn)."""
     @_builtins.property
