@@ -36,24 +36,31 @@ def _card(c: object) -> None:
         raise InvalidMoveError("INVALID_CARD", f"not a card: {c!r}")
 
 
-def _cards(m: object, code: str = "INVALID_CARD") -> None:
-    if type(m) is not int or m <= 0 or m >> 52:
-        raise InvalidMoveError(code, "not a set of cards")
+def _is_cards(m: object) -> bool:
+    return type(m) is int and m > 0 and not m >> 52
 
 
+def _cards(m: object) -> None:
+    if not _is_cards(m):
+        raise InvalidMoveError("INVALID_CARD", "not a set of cards")
+
+
+# A malformed meld list or meld id is BAD_MOVE (INVALID_ARGUMENT): INVALID_MELD and UNKNOWN_MELD are the rules'
+# refusals of well-formed melds and ids (IllegalMoveError, FAILED_PRECONDITION), so each code has one status.
 def _melds(melds: object) -> None:
     if melds is None:
         return
     if not isinstance(melds, tuple):
-        raise InvalidMoveError("INVALID_MELD", "melds must be a tuple of card masks")
+        raise InvalidMoveError("BAD_MOVE", "melds must be a tuple of card masks")
     for m in melds:
-        _cards(m, "INVALID_MELD")
+        if not _is_cards(m):
+            raise InvalidMoveError("BAD_MOVE", "a meld must be a non-empty set of cards")
 
 
 def _check_lay_off(move: LayOff) -> None:
     _card(move.card)
     if type(move.meld_id) is not int:
-        raise InvalidMoveError("UNKNOWN_MELD", f"not a meld id: {move.meld_id!r}")
+        raise InvalidMoveError("BAD_MOVE", f"not a meld id: {move.meld_id!r}")
 
 
 def _check_declare(move: Declare) -> None:

@@ -319,7 +319,7 @@ def _big_gin(s: GameState, seat: int, move: BigGin, events: list[Event]) -> None
     remove_from_hand(s, seat, hand)
     s.knocker = seat
     s.knock_deadwood = 0
-    events.append(Event("big_gin", seat, {"melds": [tm.to_dict() for tm in s.melds if tm.id in ids]}))
+    events.append(Event("big_gin", seat, {"deadwood": 0, "melds": [tm.to_dict() for tm in s.melds if tm.id in ids]}))
     d = min_deadwood(s.hands[1 - seat])
     end_hand(s, events, BIG_GIN, seat, s.rules.big_gin_bonus + d,
              {"knocker": seat, "knocker_deadwood": 0, "defender_deadwood": d})
@@ -384,8 +384,10 @@ def _finish_knock(s: GameState, events: list[Event]) -> None:
     knocker = s.knocker
     defender = 1 - knocker
     k = s.knock_deadwood
-    # deadwood is the minimum over arrangements (RULES.md 2): melds still in hand at "done" do not count
-    d = min_deadwood(s.hands[defender])
+    left = s.hands[defender]
+    # "best": deadwood is the minimum over arrangements, so melds still in hand at "done" do not count;
+    # "declared": only what was declared (melds laid down, cards laid off) is out of the deadwood
+    d = min_deadwood(left) if s.rules.defender_deadwood == "best" else mask_value(left)
     detail = {"knocker": knocker, "knocker_deadwood": k, "defender_deadwood": d}
     events.append(Event("declared", defender, {"deadwood": d}))
     r = s.rules

@@ -14,6 +14,10 @@ gin
     knock_limit                 10                                                          [2]
     gin_bonus / big_gin_bonus / undercut_bonus   25 / 31 (0 disables big gin) / 25         [2]
     undercut_on_tie             True: K = D is an undercut; False: it scores nothing        [2]
+    defender_deadwood           "best": the defender's deadwood is the minimum over the cards  [2]
+                                left after their declared melds and layoffs; "declared": every
+                                card neither in a declared meld nor laid off counts. After gin or
+                                big gin both count the minimum (the defender declares nothing)
     stock_end_rule              "draw" or "fiftieth_card"                                   [2]
     box_bonus / game_bonus / shutout_game_bonus   0 / 0 / 0                                [2]
     oklahoma, oklahoma_ace ("gin_only" | "one"), spades_double (True)                      [2]
@@ -38,7 +42,7 @@ RUMMY = "rummy"
 
 _GIN_ONLY = {
     "first_upcard_rule", "knock_limit", "gin_bonus", "big_gin_bonus", "undercut_bonus", "undercut_on_tie",
-    "stock_end_rule", "box_bonus", "game_bonus", "shutout_game_bonus", "oklahoma", "oklahoma_ace",
+    "defender_deadwood", "stock_end_rule", "box_bonus", "game_bonus", "shutout_game_bonus", "oklahoma", "oklahoma_ace",
     "spades_double", "hollywood",
 }
 _RUMMY_ONLY = {
@@ -49,6 +53,7 @@ _CHOICES = {
     "game": (GIN, RUMMY),
     "first_upcard_rule": ("none", "take_or_pass"),
     "stock_end_rule": ("draw", "fiftieth_card"),
+    "defender_deadwood": ("best", "declared"),
     "oklahoma_ace": ("gin_only", "one"),
     "restock": ("shuffle", "turn_over"),
 }
@@ -74,6 +79,7 @@ class Rules:
     big_gin_bonus: int = 31
     undercut_bonus: int = 25
     undercut_on_tie: bool = True
+    defender_deadwood: str = "best"
     stock_end_rule: str = "draw"
     box_bonus: int = 0
     game_bonus: int = 0

@@ -31,7 +31,8 @@ REFEREE = -2
 
 @dataclass(frozen=True, slots=True)
 class TableMeld:
-    """A meld on the table: stable id, who melded it, its cards (mask) and the layoffs made on it."""
+    """A meld on the table: stable id, who melded it, all its cards now (mask, laid-off cards included) and the
+    layoffs made on it as ``(card, seat)`` (a subset of ``cards``, in the order they were laid off)."""
 
     id: int
     owner: int

@@ -9,7 +9,8 @@ import { connect, moveText, RefereeError, status } from "./referee.js";
 
 /**
  * @callback ChooseMove
- * @param {any} view the seat's GameView (hand, discard_pile, melds, seats, phase, ...)
+ * @param {any} view the seat's GameView (hand, discard_pile, melds, seats, phase, ...); a table meld's `cards`
+ *   is every card of it now, laid-off cards included (its `layoffs` say which of them were laid off, by whom)
  * @param {any[]} legalMoves every legal Move now (not empty); returning one of them is always accepted
  * @returns {object | Promise<object>} the Move to play (Gin knock / big_gin may also declare their own melds)
  */

@@ -218,7 +218,7 @@ def view_dict_from_proto(v: pb.GameView) -> dict[str, Any]:
         "game": game, "viewer": viewer, "phase": PHASE_NAMES.get(v.phase, "match_over"),
         "to_act": v.to_act if v.HasField("to_act") else -1, "dealer": v.dealer, "hand_no": v.hand_number,
         "hand_sizes": [s.hand_size for s in v.seats], "known_cards": [list(s.known_cards) for s in v.seats],
-        "melds": [
+        "melds": [  # cards: the whole meld now, laid-off cards included; layoffs: which of them were laid off
             {"id": m.id, "owner": m.owner, "kind": MELD_KIND_NAMES.get(m.kind, ""), "cards": list(m.cards),
              "layoffs": [{"card": x.card, "seat": x.seat} for x in m.layoffs]}
             for m in v.melds

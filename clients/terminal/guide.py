@@ -45,6 +45,8 @@ def _gin_rules(rules: Mapping[str, Any]) -> str:
         f" and scores {rules.get('undercut_bonus', 25)} plus the difference.",
         "If the stock is down to 2 cards without a knock, the hand is drawn.",
     ]
+    if rules.get("defender_deadwood") == "declared":
+        lines.append("The defender's cards that are neither laid down in a meld nor laid off count as deadwood.")
     if rules.get("first_upcard_rule") == "take_or_pass":
         lines.append("First turn: the non-dealer may take the upcard or pass, then the dealer; then the stock.")
     if rules.get("hollywood"):

@@ -47,6 +47,7 @@ def rules_strategy(draw: st.DrawFn) -> E.Rules:
         overrides["first_upcard_rule"] = draw(st.sampled_from(["none", "take_or_pass"]))
         overrides["stock_end_rule"] = draw(st.sampled_from(["draw", "fiftieth_card"]))
         overrides["undercut_on_tie"] = draw(st.booleans())
+        overrides["defender_deadwood"] = draw(st.sampled_from(["best", "declared"]))
         if profile != "oklahoma-gin":  # Oklahoma's upcard sets the limit
             overrides["knock_limit"] = draw(st.integers(0, 25))
     return E.rules_from_profile(profile, players, **overrides)

@@ -29,14 +29,15 @@ class _GameKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_GameKind.Val
     GAME_KIND_UNSPECIFIED: _GameKind.ValueType  # 0
     """Not set."""
     GAME_KIND_GIN: _GameKind.ValueType  # 1
-    """Gin Rummy (RULES.md section 2), two seats."""
+    """Gin Rummy (docs/rules.md section 2), two seats."""
     GAME_KIND_RUMMY: _GameKind.ValueType  # 2
-    """Rummy (RULES.md section 3), two to six seats."""
+    """Rummy (docs/rules.md section 3), two to six seats."""
 
 class GameKind(_GameKind, metaclass=_GameKindEnumTypeWrapper):
-    """Conventions of every message in this package:
+    """Conventions of every message in this package (the rules themselves, every option, profile and reason code:
+    docs/rules.md in the repository):
 
-    - A card is a string in the text form of RULES.md: rank "A 2 3 4 5 6 7 8 9 T J Q K" followed by suit
+    - A card is a string in the text form of docs/rules.md: rank "A 2 3 4 5 6 7 8 9 T J Q K" followed by suit
       "S H D C", e.g. "AS", "TD", "KH". On input "10" is accepted for ten ("10D"); output always uses "T".
     - Piles (discard pile, stock) are listed bottom to top: the last card is the top.
     - Seats are numbered 0..n-1.
@@ -48,9 +49,9 @@ class GameKind(_GameKind, metaclass=_GameKindEnumTypeWrapper):
 GAME_KIND_UNSPECIFIED: GameKind.ValueType  # 0
 """Not set."""
 GAME_KIND_GIN: GameKind.ValueType  # 1
-"""Gin Rummy (RULES.md section 2), two seats."""
+"""Gin Rummy (docs/rules.md section 2), two seats."""
 GAME_KIND_RUMMY: GameKind.ValueType  # 2
-"""Rummy (RULES.md section 3), two to six seats."""
+"""Rummy (docs/rules.md section 3), two to six seats."""
 Global___GameKind: _TypeAlias = GameKind  # noqa: Y015
 
 class _Phase:
@@ -175,7 +176,7 @@ Global___MeldKind: _TypeAlias = MeldKind  # noqa: Y015
 
 @_typing.final
 class OptionValue(_message.Message):
-    """The value of one rule option (RULES.md names each option and its type)."""
+    """The value of one rule option (docs/rules.md section 5 lists each option, its type and default)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -610,11 +611,15 @@ class TableMeld(_message.Message):
     """Set or run."""
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """The meld's cards as first laid down, in table order."""
+        """Every card of the meld now, laid-off cards included, in table order (a run low to high, a Q-K-A run with its
+        ace last). Do not add `layoffs` to it: those cards are already here.
+        """
 
     @_builtins.property
     def layoffs(self) -> _containers.RepeatedCompositeFieldContainer[Global___LaidOff]:
-        """Cards laid off on it since, in order."""
+        """Which of `cards` were laid off since the meld was first laid down, by whom, in the order they were laid off.
+        The meld as first laid down is `cards` minus these.
+        """
 
     def __init__(
         self,
@@ -760,7 +765,9 @@ class HandResult(_message.Message):
     knocker_deadwood: _builtins.int
     """Gin: the knocker's declared deadwood."""
     defender_deadwood: _builtins.int
-    """Gin: the defender's deadwood after melds and lay-offs (after gin: their minimum deadwood)."""
+    """Gin: the defender's deadwood after melds and lay-offs, counted as option defender_deadwood says (after gin
+    and big gin: their minimum deadwood; docs/rules.md section 2).
+    """
     going_rummy: _builtins.bool
     """Rummy: the winner went rummy (went out in one turn)."""
     @_builtins.property
@@ -860,7 +867,7 @@ Global___MatchResult: _TypeAlias = MatchResult  # noqa: Y015
 
 @_typing.final
 class GameView(_message.Message):
-    """What one viewer may see of a game (RULES.md section 4), at one version."""
+    """What one viewer may see of a game (docs/rules.md section 4), at one version."""
 
     DESCRIPTOR: _descriptor.Descriptor
 

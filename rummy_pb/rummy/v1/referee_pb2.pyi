@@ -54,14 +54,18 @@ class CreateGameRequest(_message.Message):
     PRESET_DEALS_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     profile: _builtins.str
-    """Profile name: gin (default when empty), gin-standard, oklahoma-gin, hollywood-gin, rummy, rummy-g4a."""
+    """Profile name: gin (default when empty), gin-standard, oklahoma-gin, hollywood-gin, rummy, rummy-g4a
+    (docs/rules.md section 6).
+    """
     allow_spectators: _builtins.bool
     """Issue a spectator token."""
     seed: _builtins.bytes
     """Organizer only: the secret seed of the random deals and reshuffles (16 to 64 bytes), for reproducible games."""
     @_builtins.property
     def options(self) -> _containers.MessageMap[_builtins.str, _game_pb2.OptionValue]:
-        """Option overrides on top of the profile, by option name (validated; unknown names are refused)."""
+        """Option overrides on top of the profile, by option name (validated; unknown names are refused; every option:
+        docs/rules.md section 5).
+        """
 
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.SeatSpec]:

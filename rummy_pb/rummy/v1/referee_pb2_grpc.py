@@ -27,7 +27,7 @@ if _version_not_supported:
 
 class RefereeServiceStub:
     """The referee of Gin Rummy and Rummy games: it deals, keeps every game's state, accepts only legal moves from
-    the seat that holds the turn, and shows each caller only what they may see (RULES.md section 4).
+    the seat that holds the turn, and shows each caller only what they may see (docs/rules.md section 4).
 
     Authentication: `authorization: Bearer <token>` request metadata. CreateGame returns one secret token per
     seat (and a spectator token when spectators are allowed); JoinGame returns the token of an open seat. A token
@@ -36,7 +36,8 @@ class RefereeServiceStub:
     Errors: the gRPC status code says what kind of failure it is, and a google.rpc.ErrorInfo detail (domain
     "rummy-referee") carries a stable reason code, e.g. NOT_YOUR_TURN, CARD_NOT_IN_HAND, INVALID_MELD:
     INVALID_ARGUMENT   malformed request (unknown card text, missing field, bad option)
-    FAILED_PRECONDITION a well-formed move the rules do not allow now; a reused idempotency key
+    FAILED_PRECONDITION a well-formed move the rules do not allow now (INVALID_MELD: cards that are no set or run);
+    a reused idempotency key
     ABORTED            expected_version is not the game's version (or a race was lost): reload and retry
     UNAUTHENTICATED    no token, or a token that is not one of this game's
     PERMISSION_DENIED  a valid token that may not do this (a spectator moving, a seat asking for a replay
@@ -45,6 +46,7 @@ class RefereeServiceStub:
     RESOURCE_EXHAUSTED a request or response over the size limits
     UNAVAILABLE        the storage is unreachable: retry later (with the same request_id for SubmitMove)
     INTERNAL           a bug (logged)
+    Every reason code, its status and what triggers it: docs/rules.md section 9 (and docs/design.md).
     """
 
     def __init__(self, channel):
@@ -102,7 +104,7 @@ class RefereeServiceStub:
 
 class RefereeServiceServicer:
     """The referee of Gin Rummy and Rummy games: it deals, keeps every game's state, accepts only legal moves from
-    the seat that holds the turn, and shows each caller only what they may see (RULES.md section 4).
+    the seat that holds the turn, and shows each caller only what they may see (docs/rules.md section 4).
 
     Authentication: `authorization: Bearer <token>` request metadata. CreateGame returns one secret token per
     seat (and a spectator token when spectators are allowed); JoinGame returns the token of an open seat. A token
@@ -111,7 +113,8 @@ class RefereeServiceServicer:
     Errors: the gRPC status code says what kind of failure it is, and a google.rpc.ErrorInfo detail (domain
     "rummy-referee") carries a stable reason code, e.g. NOT_YOUR_TURN, CARD_NOT_IN_HAND, INVALID_MELD:
     INVALID_ARGUMENT   malformed request (unknown card text, missing field, bad option)
-    FAILED_PRECONDITION a well-formed move the rules do not allow now; a reused idempotency key
+    FAILED_PRECONDITION a well-formed move the rules do not allow now (INVALID_MELD: cards that are no set or run);
+    a reused idempotency key
     ABORTED            expected_version is not the game's version (or a race was lost): reload and retry
     UNAUTHENTICATED    no token, or a token that is not one of this game's
     PERMISSION_DENIED  a valid token that may not do this (a spectator moving, a seat asking for a replay
@@ -120,6 +123,7 @@ class RefereeServiceServicer:
     RESOURCE_EXHAUSTED a request or response over the size limits
     UNAVAILABLE        the storage is unreachable: retry later (with the same request_id for SubmitMove)
     INTERNAL           a bug (logged)
+    Every reason code, its status and what triggers it: docs/rules.md section 9 (and docs/design.md).
     """
 
     def CreateGame(self, request, context):
@@ -251,7 +255,7 @@ def add_RefereeServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class RefereeService:
     """The referee of Gin Rummy and Rummy games: it deals, keeps every game's state, accepts only legal moves from
-    the seat that holds the turn, and shows each caller only what they may see (RULES.md section 4).
+    the seat that holds the turn, and shows each caller only what they may see (docs/rules.md section 4).
 
     Authentication: `authorization: Bearer <token>` request metadata. CreateGame returns one secret token per
     seat (and a spectator token when spectators are allowed); JoinGame returns the token of an open seat. A token
@@ -260,7 +264,8 @@ class RefereeService:
     Errors: the gRPC status code says what kind of failure it is, and a google.rpc.ErrorInfo detail (domain
     "rummy-referee") carries a stable reason code, e.g. NOT_YOUR_TURN, CARD_NOT_IN_HAND, INVALID_MELD:
     INVALID_ARGUMENT   malformed request (unknown card text, missing field, bad option)
-    FAILED_PRECONDITION a well-formed move the rules do not allow now; a reused idempotency key
+    FAILED_PRECONDITION a well-formed move the rules do not allow now (INVALID_MELD: cards that are no set or run);
+    a reused idempotency key
     ABORTED            expected_version is not the game's version (or a race was lost): reload and retry
     UNAUTHENTICATED    no token, or a token that is not one of this game's
     PERMISSION_DENIED  a valid token that may not do this (a spectator moving, a seat asking for a replay
@@ -269,6 +274,7 @@ class RefereeService:
     RESOURCE_EXHAUSTED a request or response over the size limits
     UNAVAILABLE        the storage is unreachable: retry later (with the same request_id for SubmitMove)
     INTERNAL           a bug (logged)
+    Every reason code, its status and what triggers it: docs/rules.md section 9 (and docs/design.md).
     """
 
     @staticmethod

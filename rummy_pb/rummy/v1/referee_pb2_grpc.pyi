@@ -28,7 +28,7 @@ GRPC_VERSION: str
 
 class RefereeServiceStub:
     """The referee of Gin Rummy and Rummy games: it deals, keeps every game's state, accepts only legal moves from
-    the seat that holds the turn, and shows each caller only what they may see (RULES.md section 4).
+    the seat that holds the turn, and shows each caller only what they may see (docs/rules.md section 4).
 
     Authentication: `authorization: Bearer <token>` request metadata. CreateGame returns one secret token per
     seat (and a spectator token when spectators are allowed); JoinGame returns the token of an open seat. A token
@@ -37,7 +37,8 @@ class RefereeServiceStub:
     Errors: the gRPC status code says what kind of failure it is, and a google.rpc.ErrorInfo detail (domain
     "rummy-referee") carries a stable reason code, e.g. NOT_YOUR_TURN, CARD_NOT_IN_HAND, INVALID_MELD:
     INVALID_ARGUMENT   malformed request (unknown card text, missing field, bad option)
-    FAILED_PRECONDITION a well-formed move the rules do not allow now; a reused idempotency key
+    FAILED_PRECONDITION a well-formed move the rules do not allow now (INVALID_MELD: cards that are no set or run);
+                       a reused idempotency key
     ABORTED            expected_version is not the game's version (or a race was lost): reload and retry
     UNAUTHENTICATED    no token, or a token that is not one of this game's
     PERMISSION_DENIED  a valid token that may not do this (a spectator moving, a seat asking for a replay
@@ -46,6 +47,7 @@ class RefereeServiceStub:
     RESOURCE_EXHAUSTED a request or response over the size limits
     UNAVAILABLE        the storage is unreachable: retry later (with the same request_id for SubmitMove)
     INTERNAL           a bug (logged)
+    Every reason code, its status and what triggers it: docs/rules.md section 9 (and docs/design.md).
     """
 
     @_typing.overload
@@ -86,7 +88,7 @@ class RefereeServiceStub:
 @_typing.type_check_only
 class RefereeServiceAsyncStub(RefereeServiceStub):
     """The referee of Gin Rummy and Rummy games: it deals, keeps every game's state, accepts only legal moves from
-    the seat that holds the turn, and shows each caller only what they may see (RULES.md section 4).
+    the seat that holds the turn, and shows each caller only what they may see (docs/rules.md section 4).
 
     Authentication: `authorization: Bearer <token>` request metadata. CreateGame returns one secret token per
     seat (and a spectator token when spectators are allowed); JoinGame returns the token of an open seat. A token
@@ -95,7 +97,8 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     Errors: the gRPC status code says what kind of failure it is, and a google.rpc.ErrorInfo detail (domain
     "rummy-referee") carries a stable reason code, e.g. NOT_YOUR_TURN, CARD_NOT_IN_HAND, INVALID_MELD:
     INVALID_ARGUMENT   malformed request (unknown card text, missing field, bad option)
-    FAILED_PRECONDITION a well-formed move the rules do not allow now; a reused idempotency key
+    FAILED_PRECONDITION a well-formed move the rules do not allow now (INVALID_MELD: cards that are no set or run);
+                       a reused idempotency key
     ABORTED            expected_version is not the game's version (or a race was lost): reload and retry
     UNAUTHENTICATED    no token, or a token that is not one of this game's
     PERMISSION_DENIED  a valid token that may not do this (a spectator moving, a seat asking for a replay
@@ -104,6 +107,7 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     RESOURCE_EXHAUSTED a request or response over the size limits
     UNAVAILABLE        the storage is unreachable: retry later (with the same request_id for SubmitMove)
     INTERNAL           a bug (logged)
+    Every reason code, its status and what triggers it: docs/rules.md section 9 (and docs/design.md).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -140,7 +144,7 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
 
 class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
     """The referee of Gin Rummy and Rummy games: it deals, keeps every game's state, accepts only legal moves from
-    the seat that holds the turn, and shows each caller only what they may see (RULES.md section 4).
+    the seat that holds the turn, and shows each caller only what they may see (docs/rules.md section 4).
 
     Authentication: `authorization: Bearer <token>` request metadata. CreateGame returns one secret token per
     seat (and a spectator token when spectators are allowed); JoinGame returns the token of an open seat. A token
@@ -149,7 +153,8 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
     Errors: the gRPC status code says what kind of failure it is, and a google.rpc.ErrorInfo detail (domain
     "rummy-referee") carries a stable reason code, e.g. NOT_YOUR_TURN, CARD_NOT_IN_HAND, INVALID_MELD:
     INVALID_ARGUMENT   malformed request (unknown card text, missing field, bad option)
-    FAILED_PRECONDITION a well-formed move the rules do not allow now; a reused idempotency key
+    FAILED_PRECONDITION a well-formed move the rules do not allow now (INVALID_MELD: cards that are no set or run);
+                       a reused idempotency key
     ABORTED            expected_version is not the game's version (or a race was lost): reload and retry
     UNAUTHENTICATED    no token, or a token that is not one of this game's
     PERMISSION_DENIED  a valid token that may not do this (a spectator moving, a seat asking for a replay
@@ -158,6 +163,7 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
     RESOURCE_EXHAUSTED a request or response over the size limits
     UNAVAILABLE        the storage is unreachable: retry later (with the same request_id for SubmitMove)
     INTERNAL           a bug (logged)
+    Every reason code, its status and what triggers it: docs/rules.md section 9 (and docs/design.md).
     """
 
     @_abc_1.abstractmethod
