@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import gc
 import logging
 import os
@@ -186,8 +187,9 @@ def _check_port_free(host: str, port: int) -> None:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC binds: TIME_WAIT is no obstacle
             try:
                 probe.bind(address)
-            except OSError as exc:
-                raise StartupError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+            except OSError as exc:  # other errors (e.g. no IPv6 here) are gRPC's to judge: it may bind the rest
+                if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                    raise StartupError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
 
 def _tune_gc() -> None:

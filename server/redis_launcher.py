@@ -18,6 +18,7 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -134,7 +135,7 @@ class RedisProcess:
         if self.running():
             raise RedisLaunchError("redis-server is still running")
         if self.socket_dir is not None:
-            self.socket_dir.mkdir(mode=0o700, exist_ok=True)
+            _private_dir_again(self.socket_dir)
         self.process = _spawn(self.args, self.data_dir, self.password)
         _wait_ready(self.process, self.address, self.data_dir, ready_timeout, self.password)
 
@@ -203,6 +204,19 @@ def start_redis(
     raise last_error
 
 
+def _private_dir_again(path: Path) -> None:
+    """Make ``path`` again (0700), or accept it if it is still there and ours alone: in a shared /tmp, a directory
+    of that name that someone else made meanwhile must never receive the socket."""
+    try:
+        path.mkdir(mode=0o700)
+        return
+    except FileExistsError:
+        pass
+    info = path.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or stat.S_IMODE(info.st_mode) & 0o077:
+        raise RedisLaunchError(f"{path} is no longer a private directory of this user's: not listening there")
+
+
 def _fits(sock: Path) -> bool:
     return len(os.fsencode(sock)) <= _MAX_UNIX_PATH
 
@@ -240,8 +254,8 @@ class DataDirLock:
         """Write what the refused should be told (e.g. port=50051, redis_pid=...) into the lock file."""
         self.info.update(info)
         text = json.dumps(self.info, sort_keys=True).encode() + b"\n"
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, text, 0)
+        os.pwrite(self.fd, text, 0)  # then cut: a reader never sees the file empty
+        os.ftruncate(self.fd, len(text))
 
     def release(self) -> None:
         """Let another referee have the directory."""

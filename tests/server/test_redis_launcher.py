@@ -24,6 +24,7 @@ from server.redis_launcher import (
     lock_data_dir,
     start_redis,
 )
+from tests.server.refkit import Client, ServerThread, move_from_text
 
 REDIS_CLI = shutil.which("redis-cli") or ""
 
@@ -194,9 +195,33 @@ def test_when_no_socket_path_fits_tcp_needs_a_password_no_other_user_can_see(ope
                                                   "--pass", "guess")  # fmt: skip
         assert redis.Redis.from_url(process.url).ping()
         assert not any(f.name.endswith(".conf") for f in deep.iterdir())  # the password is written nowhere
+        referee = ServerThread(process.url)  # the referee's store (and its pipelined hot path) authenticates
+        try:
+            client = Client(referee.address)
+            game = client.create("gin")
+            assert client.move(game, game.tokens[1], move_from_text("draw stock")).version == 1
+            client.close()
+        finally:
+            referee.stop()
         process.stop()
         process.restart()  # the same password again, on the same port
         assert redis.Redis.from_url(process.url).ping()
+    finally:
+        process.stop()
+
+
+def test_a_private_socket_dir_taken_by_someone_else_meanwhile_is_refused(open_base: Path) -> None:
+    """Between stop() and restart() the private directory is gone: one of that name made open meanwhile (by
+    another user, in a shared /tmp) must not receive the socket."""
+    process = start_redis(open_base / ("d" * 100), unix_socket=True)
+    try:
+        assert process.socket_dir is not None
+        process.stop()
+        process.socket_dir.mkdir(mode=0o777)
+        process.socket_dir.chmod(0o777)
+        with pytest.raises(RedisLaunchError, match="no longer a private directory"):
+            process.restart()
+        assert not process.running()
     finally:
         process.stop()
 
