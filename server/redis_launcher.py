@@ -270,9 +270,12 @@ def lock_data_dir(data_dir: Path | str, *, leftover_timeout: float = 10.0) -> Da
     A redis-server left by a referee that crashed (it exits by itself when its referee dies) is waited for up to
     `leftover_timeout` seconds, so that two never share the append-only file and the socket."""
     data = Path(data_dir).resolve()
-    data.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = data / "referee.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        data.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise RedisLaunchError(f"cannot use the data directory {data}: {exc.strerror or exc}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

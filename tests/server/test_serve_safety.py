@@ -221,3 +221,9 @@ def test_durability_warn_says_when_redis_keeps_nothing(tmp_path: Path, started: 
         assert any("NO PERSISTENCE" in line for line in warnings), serve.log()  # ... and says so
     finally:
         bare.stop()
+
+
+def test_an_unusable_data_dir_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    done = _refused("--port", "0", "--data-dir", str(tmp_path / "a-file" / "data"))
+    assert "cannot use the data directory" in done.stderr
