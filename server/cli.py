@@ -115,19 +115,34 @@ def _parser() -> argparse.ArgumentParser:
 async def serve(args: argparse.Namespace) -> None:
     """Run until SIGTERM or SIGINT."""
     _check_port_free(args.host, args.port)  # before anything starts: nothing to undo
-    lock: DataDirLock | None = None
-    redis: RedisProcess | None = None
-    url = args.redis_url
+    lock, redis = _start_private_redis(args) if not args.redis_url else (None, None)
+    url = redis.url if redis is not None else args.redis_url
     try:
-        if not url:
-            data_dir = args.data_dir or default_data_dir()
-            lock = lock_data_dir(data_dir)  # one referee per data directory
-            fsync = "always" if args.durability == "strict" else "everysec"
-            redis = start_redis(data_dir, unix_socket=True, appendfsync=fsync)  # reachable by this user only
-            lock.record(redis_pid=redis.pid)
-            url = redis.url
-            log.info("started redis-server pid %d at %s, data in %s", redis.pid, redis.public_url, redis.data_dir)
-        await _run(args, url, lock)
+        store = GameStore(
+            connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl, idle_ttl_s=args.idle_ttl
+        )
+        await check_durability(store.client, args.durability)
+        referee = Referee(store, organizer_token=args.organizer_token or None)
+        health = HealthServicer()
+        server, port = _create_server(args, referee, health)
+        if lock is not None:
+            lock.record(port=port)  # for a second referee on this data directory, told who has it
+        await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
+        await server.start()
+        _tune_gc()
+        monitor = asyncio.create_task(watch_storage(referee, health))
+        print(f"rummy-referee listening on {args.host}:{port}", flush=True)
+        print(f"stop it with Ctrl-C, or SIGTERM (kill {os.getpid()}): calls in flight get {args.grace:g}s", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        log.info("shutting down (grace %.1fs)", args.grace)
+        monitor.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await monitor
+        await shutdown(server, referee, health, args.grace)
     finally:
         if redis is not None:
             redis.stop()
@@ -135,39 +150,26 @@ async def serve(args: argparse.Namespace) -> None:
             lock.release()  # only once its Redis is gone: a next referee never shares the append-only file
 
 
-async def _run(args: argparse.Namespace, url: str, lock: DataDirLock | None) -> None:
-    store = GameStore(
-        connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl, idle_ttl_s=args.idle_ttl
-    )
+def _start_private_redis(args: argparse.Namespace) -> tuple[DataDirLock, RedisProcess]:
+    """The data directory's lock (one referee per data directory), then its redis-server, reachable by this user
+    only (with ``appendfsync always`` under ``--durability strict``)."""
+    lock = lock_data_dir(args.data_dir or default_data_dir())
     try:
-        await check_durability(store.client, args.durability)
-        referee = Referee(store, organizer_token=args.organizer_token or None)
-        health = HealthServicer()
-        try:
-            server, port = create_server(f"{args.host}:{args.port}", referee, health_servicer=health)
-        except (RuntimeError, OSError) as exc:  # taken between the check and now
-            raise StartupError(f"cannot listen on {args.host}:{args.port}: {_first_line(exc)}") from None
+        fsync = "always" if args.durability == "strict" else "everysec"
+        redis = start_redis(lock.path.parent, unix_socket=True, appendfsync=fsync)
     except BaseException:
-        await store.close()
+        lock.release()
         raise
-    if lock is not None:
-        lock.record(port=port)
-    await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
-    await server.start()
-    _tune_gc()
-    monitor = asyncio.create_task(watch_storage(referee, health))
-    print(f"rummy-referee listening on {args.host}:{port}", flush=True)
-    print(f"stop it with Ctrl-C, or SIGTERM (kill {os.getpid()}): calls in flight get {args.grace:g}s", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    log.info("shutting down (grace %.1fs)", args.grace)
-    monitor.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await monitor
-    await shutdown(server, referee, health, args.grace)
+    lock.record(redis_pid=redis.pid)
+    log.info("started redis-server pid %d at %s, data in %s", redis.pid, redis.public_url, redis.data_dir)
+    return lock, redis
+
+
+def _create_server(args: argparse.Namespace, referee: Referee, health: HealthServicer) -> tuple[grpc.aio.Server, int]:
+    try:
+        return create_server(f"{args.host}:{args.port}", referee, health_servicer=health)
+    except (RuntimeError, OSError) as exc:  # the port was taken between the check and now
+        raise StartupError(f"cannot listen on {args.host}:{args.port}: {_first_line(exc)}") from None
 
 
 def _first_line(exc: BaseException) -> str:
