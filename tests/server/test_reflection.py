@@ -3,6 +3,10 @@ error-detail types (google/rpc/error_details.proto, google/rpc/status.proto) by 
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+
 import grpc
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
@@ -47,3 +51,18 @@ def test_reflection_alone_decodes_a_refused_moves_reason(referee_server: ServerT
     kind = message_factory.GetMessageClass(pool.FindMessageTypeByName(detail.type_url.rsplit("/", 1)[1]))
     shown = json_format.MessageToDict(kind.FromString(detail.value))
     assert shown == {"reason": "NOT_YOUR_TURN", "domain": "rummy-referee"}
+
+
+@pytest.mark.skipif(shutil.which("grpcurl") is None, reason="grpcurl is not on PATH")
+def test_grpcurl_prints_a_refused_moves_reason_as_json(referee_server: ServerThread) -> None:
+    client = Client(referee_server.address)
+    game = client.create("gin")
+    client.close()
+    request = json.dumps({"gameId": game.game_id, "move": {"drawStock": {}}})
+    done = subprocess.run(["grpcurl", "-plaintext", "-format-error", "-H", f"authorization: Bearer {game.tokens[0]}",
+                           "-d", request, referee_server.address, "rummy.v1.RefereeService/SubmitMove"],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode != 0
+    shown = json.loads(done.stdout or done.stderr)
+    assert shown["details"] == [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "domain": "rummy-referee",
+                                 "reason": "NOT_YOUR_TURN"}]  # fmt: skip
