@@ -160,7 +160,7 @@ def _start_private_redis(args: argparse.Namespace) -> tuple[DataDirLock, RedisPr
     except BaseException:
         lock.release()
         raise
-    lock.record(redis_pid=redis.pid)
+    lock.record(redis_pid=redis.pid, socket_dir=str(redis.socket_dir or ""))
     log.info("started redis-server pid %d at %s, data in %s", redis.pid, redis.public_url, redis.data_dir)
     return lock, redis
 

@@ -248,10 +248,11 @@ class DataDirLock:
 
     path: Path
     fd: int
-    info: dict[str, int] = field(default_factory=dict)
+    info: dict[str, int | str] = field(default_factory=dict)
 
-    def record(self, **info: int) -> None:
-        """Write what the refused should be told (e.g. port=50051, redis_pid=...) into the lock file."""
+    def record(self, **info: int | str) -> None:
+        """Write what the refused should be told (e.g. port=50051), and what the next holder should clean up
+        (redis_pid=..., socket_dir=...), into the lock file."""
         self.info.update(info)
         text = json.dumps(self.info, sort_keys=True).encode() + b"\n"
         os.pwrite(self.fd, text, 0)  # then cut: a reader never sees the file empty
@@ -293,7 +294,9 @@ def lock_data_dir(data_dir: Path | str, *, leftover_timeout: float = 10.0) -> Da
         raise
     lock = DataDirLock(path=path, fd=fd)
     try:
-        _wait_leftover_redis(_read_lock(fd).get("redis_pid"), data, leftover_timeout)
+        before = _read_lock(fd)
+        _wait_leftover_redis(before.get("redis_pid"), data, leftover_timeout)
+        _remove_leftover_socket_dir(before.get("socket_dir"))
         lock.record(pid=os.getpid())
     except BaseException:
         lock.release()
@@ -301,16 +304,26 @@ def lock_data_dir(data_dir: Path | str, *, leftover_timeout: float = 10.0) -> Da
     return lock
 
 
-def _read_lock(fd: int) -> dict[str, int]:
+def _read_lock(fd: int) -> dict[str, int | str]:
     try:
         info = json.loads(os.pread(fd, 4096, 0) or b"{}")
     except (OSError, ValueError):
         return {}
-    return {k: v for k, v in info.items() if isinstance(v, int)} if isinstance(info, dict) else {}
+    return {k: v for k, v in info.items() if isinstance(v, int | str)} if isinstance(info, dict) else {}
 
 
-def _wait_leftover_redis(pid: int | None, data: Path, timeout: float) -> None:
-    if not pid:
+def _remove_leftover_socket_dir(path: object) -> None:
+    """The private socket directory of a referee that was killed outright (stop() never ran), if it is one."""
+    if not isinstance(path, str) or not Path(path).name.startswith("rummy-referee-"):
+        return
+    with contextlib.suppress(OSError):
+        info = os.lstat(path)
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid():
+            shutil.rmtree(path)
+
+
+def _wait_leftover_redis(pid: object, data: Path, timeout: float) -> None:
+    if not isinstance(pid, int) or pid <= 0:
         return
     deadline = time.monotonic() + timeout
     while _is_redis_server_in(pid, data):

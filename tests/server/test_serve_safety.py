@@ -227,3 +227,23 @@ def test_an_unusable_data_dir_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("")
     done = _refused("--port", "0", "--data-dir", str(tmp_path / "a-file" / "data"))
     assert "cannot use the data directory" in done.stderr
+
+
+def test_a_referee_killed_outright_leaves_nothing_in_the_way_of_the_next(tmp_path: Path, started: list[Serve]) -> None:
+    """SIGKILL: the OS releases the lock, the kernel stops its Redis (parent-death signal); the next `serve` on the
+    data directory waits for that Redis, removes the private socket directory left behind, and starts."""
+    data = tmp_path / ("d" * 100)  # too deep for a socket in it: the socket goes to a private directory
+    first = Serve(tmp_path, "--data-dir", str(data))
+    started.append(first)
+    holder = json.loads((data / "referee.lock").read_text())
+    socket_dir = Path(holder["socket_dir"])
+    assert socket_dir.is_dir() and _play_a_move(first.address) == 1
+    first.kill()
+    assert socket_dir.is_dir()  # nobody removed it
+    second = Serve(tmp_path, "--data-dir", str(data))
+    started.append(second)
+    assert not socket_dir.exists()
+    assert _play_a_move(second.address) == 1
+    assert second.stop() == 0
+    assert not Path(json.loads((data / "referee.lock").read_text())["socket_dir"]).exists()
+    assert not _redis_servers_in(data)
