@@ -1,10 +1,10 @@
 """`rummy-referee serve`: run the referee.
 
 Without a Redis URL (``--redis-url`` or REDIS_URL) it starts its own redis-server with an append-only file in
-the data directory (``--data-dir``, default $XDG_DATA_HOME/rummy-referee or ./data), listening only on the Unix
-socket ``redis.sock`` there (mode 0700: this user only), and stops it on exit.
-SIGTERM / SIGINT: health goes NOT_SERVING, watch streams end (clients resume elsewhere), calls in flight get
-``--grace`` seconds to finish.
+the data directory (``--data-dir``, default $XDG_DATA_HOME/rummy-referee or ./data), listening only on a Unix
+socket no other user can reach, and stops it on exit; one referee per data directory (a lock file there).
+At start-up it reads Redis's persistence settings (``--durability``). SIGTERM / SIGINT: health goes NOT_SERVING,
+watch streams end (clients resume elsewhere), calls in flight get ``--grace`` seconds to finish.
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import gc
 import logging
 import os
 import signal
+import socket
 import sys
 from pathlib import Path
 
@@ -23,14 +25,26 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer  # grpc_health.v1.health.aio.HealthServicer
 
+from server.durability import MODES, DurabilityError, check_durability
 from server.grpc_api import SERVICE_NAME, create_server, set_serving, shutdown, watch_storage
-from server.redis_launcher import RedisLaunchError, RedisProcess, default_data_dir, start_redis
+from server.redis_launcher import (
+    DataDirLock,
+    RedisLaunchError,
+    RedisProcess,
+    default_data_dir,
+    lock_data_dir,
+    start_redis,
+)
 from server.service import Referee
 from server.store import MAX_TTL_S, GameStore, connect
 
 log = logging.getLogger("rummy_referee")
 
 DAY = 24 * 3600
+
+
+class StartupError(RuntimeError):
+    """The referee cannot start (e.g. its gRPC port is taken): said in one line, nothing left running."""
 
 
 def _seconds(text: str) -> int:
@@ -86,6 +100,13 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds an unfinished game is kept after its last move (default: 30 days; 0: for ever)",
     )
     serve.add_argument("--grace", type=float, default=10.0, help="seconds to drain calls on shutdown")
+    serve.add_argument(
+        "--durability",
+        choices=MODES,
+        default="warn",
+        help="warn: log what Redis keeps across a crash, a WARNING if nothing (default); strict: refuse to start "
+        "unless Redis has appendonly yes and appendfsync always (the private Redis is then started so)",
+    )
     health = commands.add_parser("health", help="exit 0 if a referee answers SERVING (container health checks)")
     health.add_argument("--address", default="127.0.0.1:50051", help="host:port of the referee")
     return parser  # fmt: skip
@@ -93,25 +114,25 @@ def _parser() -> argparse.ArgumentParser:
 
 async def serve(args: argparse.Namespace) -> None:
     """Run until SIGTERM or SIGINT."""
-    redis: RedisProcess | None = None
-    url = args.redis_url
-    if not url:
-        data_dir = args.data_dir or default_data_dir()
-        redis = start_redis(data_dir, unix_socket=True)  # reachable by this user only
-        url = redis.url
-        log.info("started redis-server pid %d at %s, data in %s", redis.pid, url, redis.data_dir)
+    _check_port_free(args.host, args.port)  # before anything starts: nothing to undo
+    lock, redis = _start_private_redis(args) if not args.redis_url else (None, None)
+    url = redis.url if redis is not None else args.redis_url
     try:
         store = GameStore(
             connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl, idle_ttl_s=args.idle_ttl
         )
+        await check_durability(store.client, args.durability)
         referee = Referee(store, organizer_token=args.organizer_token or None)
         health = HealthServicer()
-        server, port = create_server(f"{args.host}:{args.port}", referee, health_servicer=health)
+        server, port = _create_server(args, referee, health)
+        if lock is not None:
+            lock.record(port=port)  # for a second referee on this data directory, told who has it
         await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
         await server.start()
         _tune_gc()
         monitor = asyncio.create_task(watch_storage(referee, health))
         print(f"rummy-referee listening on {args.host}:{port}", flush=True)
+        print(f"stop it with Ctrl-C, or SIGTERM (kill {os.getpid()}): calls in flight get {args.grace:g}s", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -125,6 +146,52 @@ async def serve(args: argparse.Namespace) -> None:
     finally:
         if redis is not None:
             redis.stop()
+        if lock is not None:
+            lock.release()  # only once its Redis is gone: a next referee never shares the append-only file
+
+
+def _start_private_redis(args: argparse.Namespace) -> tuple[DataDirLock, RedisProcess]:
+    """The data directory's lock (one referee per data directory), then its redis-server, reachable by this user
+    only (with ``appendfsync always`` under ``--durability strict``)."""
+    lock = lock_data_dir(args.data_dir or default_data_dir())
+    try:
+        fsync = "always" if args.durability == "strict" else "everysec"
+        redis = start_redis(lock.path.parent, unix_socket=True, appendfsync=fsync)
+    except BaseException:
+        lock.release()
+        raise
+    lock.record(redis_pid=redis.pid, socket_dir=str(redis.socket_dir or ""))
+    log.info("started redis-server pid %d at %s, data in %s", redis.pid, redis.public_url, redis.data_dir)
+    return lock, redis
+
+
+def _create_server(args: argparse.Namespace, referee: Referee, health: HealthServicer) -> tuple[grpc.aio.Server, int]:
+    try:
+        return create_server(f"{args.host}:{args.port}", referee, health_servicer=health)
+    except (RuntimeError, OSError) as exc:  # the port was taken between the check and now
+        raise StartupError(f"cannot listen on {args.host}:{args.port}: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0].split(";")[0]
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Raise StartupError if ``host:port`` cannot be bound now (port 0 always can)."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise StartupError(f"cannot listen on {host}:{port}: {exc}") from None
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC binds: TIME_WAIT is no obstacle
+            try:
+                probe.bind(address)
+            except OSError as exc:  # other errors (e.g. no IPv6 here) are gRPC's to judge: it may bind the rest
+                if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                    raise StartupError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
 
 def _tune_gc() -> None:
@@ -157,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         asyncio.run(serve(args))
-    except RedisLaunchError as exc:
+    except (RedisLaunchError, DurabilityError, StartupError) as exc:
         print(f"rummy-referee: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import NoReturn, TypeVar
 
 import grpc
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer  # what grpc_health.v1.health.aio re-exports
 from grpc_reflection.v1alpha import reflection
@@ -24,6 +25,9 @@ from server.service import Referee
 from server.store import StoreUnavailable
 
 SERVICE_NAME = rpb.DESCRIPTOR.services_by_name["RefereeService"].full_name
+# What reflection serves besides the services' own files: the types of the error details (google.rpc.Status,
+# google.rpc.ErrorInfo, ...), so that a tool resolving them by symbol through reflection shows the reason as JSON.
+ERROR_DETAIL_FILES = (error_details_pb2.DESCRIPTOR.name, status_pb2.DESCRIPTOR.name)
 MAX_MESSAGE_BYTES = 256 * 1024
 
 log = logging.getLogger("rummy_referee")
@@ -226,8 +230,11 @@ async def watch_storage(referee: Referee, health_servicer: HealthServicer, inter
         except StoreUnavailable:
             ok = False
         if ok != serving:
+            if ok:  # the normal start, or good news
+                log.info("storage %s: SERVING", "reachable" if serving is None else "reachable again")
+            else:
+                log.warning("storage unreachable: NOT_SERVING")
             serving = ok
-            log.warning("storage %s", "reachable: SERVING" if ok else "unreachable: NOT_SERVING")
             await set_serving(health_servicer, ok)
         await asyncio.sleep(interval)
 

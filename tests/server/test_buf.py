@@ -5,6 +5,7 @@ real referee: create a game, view it, play a move, see a refused move's reason c
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -52,7 +53,9 @@ def test_readme_buf_curl_session_runs(buf: Path, referee_server: ServerThread) -
     assert lines[0].startswith("game ")
     assert lines[1].startswith("hand [") and lines[1].count("'") == 20  # ten cards
     assert lines[2].startswith("version 1, drew ")
-    assert lines[3].startswith("refused: failed_precondition NOT_YOUR_TURN")
+    assert lines[3] == "refused: failed_precondition seat 1 is to act, not seat 0"
+    label, _, reason = lines[4].partition(" ")  # the ErrorInfo as JSON, decoded by buf with reflection's descriptors
+    assert label == "reason" and json.loads(reason) == {"reason": "NOT_YOUR_TURN", "domain": "rummy-referee"}
 
 
 def test_readme_shows_the_session() -> None:

@@ -3,15 +3,38 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import pwd
 import shutil
 import stat
+import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
 
 from server import redis_launcher
-from server.redis_launcher import RedisLaunchError, RedisProcess, find_redis_server, start_redis
+from server.redis_launcher import (
+    DataDirInUse,
+    RedisLaunchError,
+    RedisProcess,
+    find_redis_server,
+    lock_data_dir,
+    start_redis,
+)
+from tests.server.refkit import Client, ServerThread, move_from_text
+
+REDIS_CLI = shutil.which("redis-cli") or ""
+
+
+def _user_exists(name: str) -> bool:
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
 
 
 def test_the_launched_server_is_ours_durable_and_local(private_redis: RedisProcess) -> None:
@@ -86,11 +109,148 @@ def test_an_open_data_dir_left_by_an_earlier_run_is_closed(tmp_path: Path) -> No
         process.stop()
 
 
-def test_a_data_dir_too_deep_for_a_unix_socket_gets_a_tcp_port(tmp_path: Path) -> None:
-    deep = tmp_path / ("d" * 100)
-    process = start_redis(deep, unix_socket=True)
+def _other_user_cannot_use(*target: str) -> str:
+    """What `redis-cli <target> ping` answers when run as the user nobody (never PONG, or the test fails)."""
+    done = subprocess.run(["runuser", "-u", "nobody", "--", REDIS_CLI, *target, "ping"], capture_output=True,
+                          text=True, timeout=30)  # fmt: skip
+    answer = (done.stdout + done.stderr).strip()
+    assert "PONG" not in answer, f"another user got PONG from {target}"
+    return answer
+
+
+@pytest.fixture
+def open_base() -> Iterator[Path]:
+    """A directory every user may enter (unlike pytest's tmp_path, under a 0700 directory): what keeps another user
+    out is then only what the launcher does."""
+    base = Path(tempfile.mkdtemp(prefix="rummy-open-"))
+    base.chmod(0o755)
     try:
-        assert process.unix_socket is None and process.port > 0
-        assert process.url.startswith("redis://127.0.0.1:") and redis.Redis.from_url(process.url).ping()
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+needs_other_user = pytest.mark.skipif(
+    not (shutil.which("runuser") and REDIS_CLI and os.geteuid() == 0 and _user_exists("nobody")),
+    reason="needs root, runuser, redis-cli and the user nobody to try as another user",
+)
+
+
+@needs_other_user
+def test_another_user_cannot_reach_the_socket_in_the_data_dir(open_base: Path) -> None:
+    control = open_base / "control"  # the same check against an open socket does reach it: the check can fail
+    opened = start_redis(control, unix_socket=True, extra_args=["--unixsocketperm", "777"])
+    control.chmod(0o755)
+    process = start_redis(open_base / "data", unix_socket=True)
+    try:
+        done = subprocess.run(["runuser", "-u", "nobody", "--", REDIS_CLI, "-s", str(opened.unix_socket), "ping"],
+                              capture_output=True, text=True, timeout=30)  # fmt: skip
+        assert done.stdout.strip() == "PONG"
+        assert process.unix_socket == open_base / "data" / "redis.sock"
+        assert "Permission denied" in _other_user_cannot_use("-s", str(process.unix_socket))
+        assert redis.Redis.from_url(process.url).ping()
     finally:
         process.stop()
+        opened.stop()
+
+
+@needs_other_user
+def test_a_data_dir_too_deep_for_a_unix_socket_gets_a_short_private_one(open_base: Path) -> None:
+    """A socket path must fit in about 100 bytes: for a deeper data directory the socket goes into a new 0700
+    directory of this user's (under $XDG_RUNTIME_DIR or /tmp), still no TCP port; stop() removes it."""
+    deep = open_base / ("d" * 100)
+    process = start_redis(deep, unix_socket=True)
+    try:
+        sock = process.unix_socket
+        assert sock is not None and process.port == 0 and process.socket_dir == sock.parent
+        assert len(os.fsencode(sock)) <= 100 and not sock.is_relative_to(deep)
+        private = sock.parent.stat()
+        assert stat.S_IMODE(private.st_mode) == 0o700 and private.st_uid == os.geteuid()
+        client = redis.Redis.from_url(process.url)
+        assert client.config_get("port")["port"] == "0" and client.info("server")["process_id"] == process.pid
+        assert client.config_get("dir")["dir"] == str(deep)  # the append-only file stays in the data directory
+        assert "Permission denied" in _other_user_cannot_use("-s", str(sock))
+        client.set("kept", "1")
+        process.stop()
+        assert not sock.parent.exists()
+        process.restart()
+        assert redis.Redis.from_url(process.url).get("kept") == b"1"
+    finally:
+        process.stop()
+
+
+@needs_other_user
+def test_when_no_socket_path_fits_tcp_needs_a_password_no_other_user_can_see(open_base: Path) -> None:
+    """Nowhere for a short socket: 127.0.0.1 with a random password, given to redis-server on its standard input
+    (its command line is readable by every user: `ps`)."""
+    deep = open_base / ("d" * 100)
+    process = start_redis(deep, unix_socket=True, socket_dirs=[deep])
+    try:
+        assert process.unix_socket is None and process.port > 0 and process.password
+        assert len(process.password) >= 32
+        assert process.password not in Path(f"/proc/{process.pid}/cmdline").read_text()
+        assert process.password not in process.public_url and process.password not in repr(process)
+        assert "NOAUTH" in _other_user_cannot_use("-h", "127.0.0.1", "-p", str(process.port))
+        assert "NOAUTH" in _other_user_cannot_use("-h", "127.0.0.1", "-p", str(process.port), "--user", "default",
+                                                  "--pass", "guess")  # fmt: skip
+        assert redis.Redis.from_url(process.url).ping()
+        assert not any(f.name.endswith(".conf") for f in deep.iterdir())  # the password is written nowhere
+        referee = ServerThread(process.url)  # the referee's store (and its pipelined hot path) authenticates
+        try:
+            client = Client(referee.address)
+            game = client.create("gin")
+            assert client.move(game, game.tokens[1], move_from_text("draw stock")).version == 1
+            client.close()
+        finally:
+            referee.stop()
+        process.stop()
+        process.restart()  # the same password again, on the same port
+        assert redis.Redis.from_url(process.url).ping()
+    finally:
+        process.stop()
+
+
+def test_a_private_socket_dir_taken_by_someone_else_meanwhile_is_refused(open_base: Path) -> None:
+    """Between stop() and restart() the private directory is gone: one of that name made open meanwhile (by
+    another user, in a shared /tmp) must not receive the socket."""
+    process = start_redis(open_base / ("d" * 100), unix_socket=True)
+    try:
+        assert process.socket_dir is not None
+        process.stop()
+        process.socket_dir.mkdir(mode=0o777)
+        process.socket_dir.chmod(0o777)
+        with pytest.raises(RedisLaunchError, match="no longer a private directory"):
+            process.restart()
+        assert not process.running()
+    finally:
+        process.stop()
+
+
+def test_one_referee_per_data_dir(tmp_path: Path) -> None:
+    """The data directory's lock: a second taker is refused with who holds it; released, it can be taken again."""
+    first = lock_data_dir(tmp_path / "data")
+    try:
+        first.record(port=50051)
+        with pytest.raises(DataDirInUse, match=rf"pid {os.getpid()}, port 50051\)"):
+            lock_data_dir(tmp_path / "data")
+    finally:
+        first.release()
+    again = lock_data_dir(tmp_path / "data")
+    again.release()
+    assert stat.S_IMODE((tmp_path / "data" / "referee.lock").stat().st_mode) == 0o600
+
+
+def test_the_lock_waits_for_the_redis_of_a_crashed_referee(tmp_path: Path) -> None:
+    """A referee killed outright releases its lock at once, while its Redis (told by the kernel) is still exiting:
+    the next one waits for that Redis rather than share its append-only file."""
+    data = tmp_path / "data"
+    process = start_redis(data, unix_socket=True)
+    try:
+        lock = lock_data_dir(data)
+        lock.record(redis_pid=process.pid)
+        lock.release()
+        with pytest.raises(RedisLaunchError, match=f"pid {process.pid}.* still runs"):
+            lock_data_dir(data, leftover_timeout=0.2)
+    finally:
+        process.stop()
+    lock_data_dir(data, leftover_timeout=0.2).release()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A first session with the referee using `buf curl` (gRPC with server reflection, no .proto needed):
-# create a Gin game, look at seat 1's view, play a move, and see a refused move's reason code.
+# create a Gin game, look at seat 1's view, play a move, and see a refused move's reason code as JSON.
 # Usage: tools/buf/session.sh [HOST:PORT]   (default 127.0.0.1:50051; `make run` listens there)
 set -euo pipefail
 ADDR="${1:-127.0.0.1:50051}"
@@ -34,10 +34,23 @@ if call -H "authorization: Bearer $OTHER" -d "{\"gameId\": \"$GAME\", \"move\": 
   echo "unexpected: an out-of-turn move was accepted" >&2
   exit 1
 fi
-python3 - /tmp/rummy-session-error.json <<'PY'
-import base64, json, sys
-err = json.load(open(sys.argv[1]))
-info = base64.b64decode(err["details"][0]["value"] + "==")
-reason = info[2:2 + info[1]].decode()  # google.rpc.ErrorInfo field 1 (reason)
-print(f"refused: {err['code']} {reason}: {err['message']}")
-PY
+echo "refused: $(field '["code"]' < /tmp/rummy-session-error.json) $(field '["message"]' < /tmp/rummy-session-error.json)"
+
+# 5. The reason, as JSON. buf curl shows an error detail as JSON only for the types compiled into buf itself, and
+# google.rpc.ErrorInfo is not one of them (it prints "value" in base64), so the detail is read with `buf convert`
+# and the descriptors the referee serves by reflection (grpcurl does this by itself: `grpcurl -plaintext ...`).
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+call -d '{"fileContainingSymbol": "google.rpc.ErrorInfo"}' \
+  "http://$ADDR/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo" > "$TMP/reflection.json"
+# A FileDescriptorSet is, on the wire, field 1 repeated (each a serialized file): "Files" gives it a JSON form.
+printf 'syntax = "proto3";\nmessage Files { repeated bytes file = 1; }\n' > "$TMP/files.proto"
+python3 -c 'import json, sys; print(json.dumps({"file": json.load(sys.stdin)["fileDescriptorResponse"]["fileDescriptorProto"]}))' \
+  < "$TMP/reflection.json" > "$TMP/files.json"
+"$BUF" convert "$TMP/files.proto" --type Files --from "$TMP/files.json#format=json" \
+  --to "$TMP/descriptors.binpb#format=binpb"
+python3 -c 'import base64, json, sys; d = json.load(sys.stdin)["details"][0]; v = d["value"]; print(d["type"])
+open(sys.argv[1], "wb").write(base64.b64decode(v + "=" * (-len(v) % 4)))' "$TMP/detail.binpb" \
+  < /tmp/rummy-session-error.json > "$TMP/type"
+echo "reason $("$BUF" convert "$TMP/descriptors.binpb" --type "$(cat "$TMP/type")" \
+  --from "$TMP/detail.binpb#format=binpb" --to -#format=json)"
