@@ -40,13 +40,14 @@ class ServerThread:
 
     def __init__(self, redis_url: str, *, organizer_token: str | None = ORGANIZER, finished_ttl_s: int = 3600,
                  max_attempts: int = 8, limits: Limits = TEST_LIMITS, max_open_games: int = 100_000,
-                 unplayed_ttl_s: int = 3600) -> None:  # fmt: skip
+                 unplayed_ttl_s: int = 3600, also_ipv6: bool = False) -> None:  # fmt: skip
         self.redis_url = redis_url
         self._kwargs = {"organizer_token": organizer_token, "max_attempts": max_attempts,
                         "max_open_games": max_open_games}  # fmt: skip
         self._ttl = finished_ttl_s
         self._unplayed_ttl = unplayed_ttl_s
         self.limits = limits
+        self._also_ipv6 = also_ipv6  # listen on [::1] too (the same port): a second peer address for the tests
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -64,6 +65,10 @@ class ServerThread:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def ipv6_address(self) -> str:
+        return f"[::1]:{self.port}"
+
     def _main(self) -> None:
         try:
             asyncio.run(self._serve())
@@ -78,6 +83,8 @@ class ServerThread:
         self.referee = Referee(store, **self._kwargs)  # type: ignore[arg-type]
         health = HealthServicer()
         server, self.port = create_server("127.0.0.1:0", self.referee, health_servicer=health, limits=self.limits)
+        if self._also_ipv6 and server.add_insecure_port(f"[::1]:{self.port}") != self.port:
+            raise OSError(f"cannot bind [::1]:{self.port}")
         await server.start()
         await set_serving(health, True)
         self._ready.set()
