@@ -101,7 +101,17 @@ class Buckets:
 
     def take(self, key: str) -> float:
         """Take a token of ``key``: 0.0 when taken, else the seconds until one is there (nothing taken)."""
-        entry = self._entry(key, self._clock())
+        # _entry written out: this runs on every call of every RPC
+        now = self._clock()
+        entries = self._entries
+        entry = entries.get(key)
+        if entry is None:
+            entry = self._entry(key, now)
+        else:
+            entries.move_to_end(key)
+            tokens = entry[0] + (now - entry[1]) * self.rate
+            entry[0] = tokens if tokens < self.burst else self.burst
+            entry[1] = now
         if entry[0] >= 1.0:
             entry[0] -= 1.0
             return 0.0
@@ -114,9 +124,9 @@ _IPV6_KEYS: dict[str, str] = {}
 def peer_key(peer: str) -> str:
     """The key a peer is counted by: "ipv4:1.2.3.4:5678" -> "1.2.3.4", "ipv6:[2001:db8::1]:5678" -> its /64
     ("2001:db8::/64"); anything else (a Unix socket) as it is."""
+    if peer.startswith("ipv4:"):
+        return peer[5 : peer.rfind(":")]
     kind, _, rest = peer.partition(":")
-    if kind == "ipv4":
-        return rest.rpartition(":")[0]
     if kind != "ipv6":
         return peer
     host = rest.rpartition(":")[0].strip("[]")
