@@ -19,6 +19,7 @@ servicer knows nothing of it; its cost per call is a peer lookup and a few float
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import ipaddress
@@ -260,8 +261,9 @@ class LimitInterceptor(_Interceptor):
                 refusal = check(context)
                 if refusal is not None:
                     await refuse(context, refusal)
-                async for response in target(request, context):
-                    yield response
+                async with contextlib.aclosing(target(request, context)) as responses:  # closed with this one
+                    async for response in responses:
+                        yield response
 
             behavior = streamed
         else:

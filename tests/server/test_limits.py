@@ -171,6 +171,8 @@ def test_a_request_flood_is_refused_per_peer(redis_server: RedisProcess) -> None
         assert delay is not None and 0 < delay <= 0.5
         with expect_error(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED"):  # every RPC, before its checks
             v4.stub.GetGame(rpb.GetGameRequest(game_id="g_none"), metadata=md("whatever"))
+        with expect_error(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED"):  # streams too
+            next(v4.stub.WatchGame(rpb.WatchGameRequest(game_id="g_none"), metadata=md("whatever")))
         v6.stub.Ping(rpb.PingRequest())  # another peer is unaffected
         with expect_error(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"):
             v6.stub.GetGame(rpb.GetGameRequest(game_id="g_none"), metadata=md("whatever"))
