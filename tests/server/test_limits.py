@@ -243,14 +243,14 @@ def test_a_freed_place_is_taken_by_the_next_game(private_redis: RedisProcess, ad
 def test_an_unplayed_game_expires_after_the_short_ttl_and_a_move_gives_it_the_idle_ttl(
     private_redis: RedisProcess, admin: redis.Redis
 ) -> None:
-    server = ServerThread(private_redis.url, unplayed_ttl_s=3, max_open_games=10)
+    server = ServerThread(private_redis.url, unplayed_ttl_s=6, max_open_games=10)
     client = Client(server.address)
     try:
         unplayed, played = client.create(), client.create()
         organizers = client.create(token=ORGANIZER)
         for game in (unplayed, played):
             for key in (f"game:{{{game.game_id}}}", f"game:{{{game.game_id}}}:events"):
-                assert 0 < admin.ttl(key) <= 3
+                assert 0 < admin.ttl(key) <= 6
         assert admin.ttl(f"game:{{{organizers.game_id}}}") > 29 * DAY  # the organizer's: the idle time
         view = client.view(played, played.tokens[0])
         seat = view.to_act
