@@ -220,7 +220,8 @@ class LimitInterceptor(_Interceptor):
         if wait:
             per_minute = self.limits.games_per_minute
             return TooMuch(
-                "RATE_LIMITED", f"at most {per_minute:g} new games a minute from one address or token",
+                "RATE_LIMITED", f"at most {per_minute:g} new games a minute from one address or token (the "
+                "organizer token is exempt)",
                 retry_after_s=wait,
             )  # fmt: skip
         for key in keys:
