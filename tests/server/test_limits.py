@@ -342,3 +342,23 @@ def test_serve_refuses_a_bad_limit(flag: str, value: str) -> None:
     done = subprocess.run([sys.executable, "-m", "server.cli", "serve", flag, value], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
     assert done.returncode == 2 and flag in done.stderr
+
+
+def test_the_sdk_reports_the_retry_delay(redis_server: RedisProcess) -> None:
+    import pickle
+
+    from clients.sdk import RefereeClient, RefereeError
+
+    server = ServerThread(redis_server.url, limits=Limits(games_per_minute=1))
+    try:
+        with RefereeClient(server.address) as sdk:
+            sdk.create_game()
+            with pytest.raises(RefereeError) as refused:
+                sdk.create_game()
+        error = refused.value
+        assert error.code == grpc.StatusCode.RESOURCE_EXHAUSTED and error.reason == "RATE_LIMITED"
+        assert error.retry_after_s is not None and 0 < error.retry_after_s <= 60
+        assert not error.transient  # not resent by the SDK by itself: the caller decides when
+        assert pickle.loads(pickle.dumps(error)).retry_after_s == error.retry_after_s
+    finally:
+        server.stop()
