@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -37,6 +38,18 @@ from tests.server.refkit import (
 
 ROOT = Path(__file__).resolve().parents[2]
 DAY = 24 * 3600
+
+
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+IPV6 = _ipv6_loopback()  # a second peer address (the server listens on [::1] too); without it, one peer only
 
 
 def retry_delay(exc: grpc.RpcError) -> float | None:
@@ -130,8 +143,8 @@ def test_limits_refuse_nonsense() -> None:
 
 
 def test_a_creation_loop_is_refused_once_over_the_rate(redis_server: RedisProcess) -> None:
-    server = ServerThread(redis_server.url, limits=Limits(games_per_minute=3), also_ipv6=True)
-    v4, v6 = Client(server.address), Client(server.ipv6_address)
+    server = ServerThread(redis_server.url, limits=Limits(games_per_minute=3), also_ipv6=IPV6)
+    v4, v6 = Client(server.address), Client(server.ipv6_address if IPV6 else server.address)
     try:
         for _ in range(3):
             v4.create(token="a-player-token")
@@ -146,8 +159,9 @@ def test_a_creation_loop_is_refused_once_over_the_rate(redis_server: RedisProces
         with expect_error(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED") as caught:
             v6.create(token="a-player-token")
         assert retry_delay(caught[0]) is not None
-        v6.create()
-        v6.create(token="another-token")
+        if IPV6:
+            v6.create()
+            v6.create(token="another-token")
         # other calls are not creations: still served
         game = v4.create(token=ORGANIZER)
         assert v4.view(game, game.tokens[0]).version == 0
@@ -158,8 +172,8 @@ def test_a_creation_loop_is_refused_once_over_the_rate(redis_server: RedisProces
 
 
 def test_a_request_flood_is_refused_per_peer(redis_server: RedisProcess) -> None:
-    server = ServerThread(redis_server.url, limits=Limits(requests_per_s=2, request_burst=5), also_ipv6=True)
-    v4, v6 = Client(server.address), Client(server.ipv6_address)
+    server = ServerThread(redis_server.url, limits=Limits(requests_per_s=2, request_burst=5), also_ipv6=IPV6)
+    v4, v6 = Client(server.address), Client(server.ipv6_address if IPV6 else server.address)
     try:
         served = 0
         with expect_error(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED") as caught:
@@ -173,9 +187,10 @@ def test_a_request_flood_is_refused_per_peer(redis_server: RedisProcess) -> None
             v4.stub.GetGame(rpb.GetGameRequest(game_id="g_none"), metadata=md("whatever"))
         with expect_error(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED"):  # streams too
             next(v4.stub.WatchGame(rpb.WatchGameRequest(game_id="g_none"), metadata=md("whatever")))
-        v6.stub.Ping(rpb.PingRequest())  # another peer is unaffected
-        with expect_error(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"):
-            v6.stub.GetGame(rpb.GetGameRequest(game_id="g_none"), metadata=md("whatever"))
+        if IPV6:
+            v6.stub.Ping(rpb.PingRequest())  # another peer is unaffected
+            with expect_error(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"):
+                v6.stub.GetGame(rpb.GetGameRequest(game_id="g_none"), metadata=md("whatever"))
 
         def served_again() -> bool:
             try:
