@@ -7,7 +7,8 @@ slot, no game script can touch it; so it is written only where a round trip more
 - creation (``reserve``): one script counts the registry, registers the game below the cap, and returns the entries
   whose time has passed ("due"); those are checked against their games (one pipelined PTTL): a game that is gone
   is removed, one that is still there (it got moves, so it lives longer than at creation) gets its real expiry;
-- the match's last move (``release``): the finished game leaves the registry.
+- the match's last move (``release_soon``): the finished game leaves the registry, in the background (the move's
+  answer does not wait for it).
 
 An ordinary move never touches the registry. The count is never below the real number of unfinished games; it can
 be above it, briefly, by games expired but not yet checked (each creation checks up to ``SWEEP_BATCH`` of them,
@@ -17,6 +18,7 @@ failure (checked again, and counted, until its finished-game time runs out).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 from dataclasses import dataclass
@@ -54,6 +56,7 @@ class OpenGames:
         self.op_timeout_s = op_timeout_s
         source = resources.files("server").joinpath("lua", "reserve_open_game.lua").read_text(encoding="utf-8")
         self._reserve = client.register_script(source)
+        self._pending: set[asyncio.Task[None]] = set()
 
     async def reserve(self, game_id: str, ttl_s: int, *, exempt: bool = False) -> None:
         """Register ``game_id`` (kept ``ttl_s`` seconds unless it gets moves; 0: for ever) before it is created, or
@@ -73,6 +76,13 @@ class OpenGames:
             f"the referee holds its maximum of {self.cap} unfinished games; try again later",
             retry_after_s=min(MAX_RETRY_S, max(1.0, wait_s)),
         )
+
+    def release_soon(self, game_id: str) -> None:
+        """``release`` in the background: the match's last move answers without waiting for it (a Redis that
+        stalls now must not turn a committed move into a failed call); a failure is logged."""
+        task = asyncio.get_running_loop().create_task(release_quietly(self, game_id))
+        self._pending.add(task)  # a strong reference until it is done
+        task.add_done_callback(self._pending.discard)
 
     async def release(self, game_id: str) -> None:
         """Take a game out of the registry (its match is over, or its creation failed)."""
@@ -111,9 +121,11 @@ class OpenGames:
 
 
 async def release_quietly(open_games: OpenGames, game_id: str) -> None:
-    """``release``, where a Redis failure must not fail the caller (the move is committed): logged; the entry is
+    """``release``, where a failure must not fail the caller (the move is committed): logged; the entry is
     checked again at its time."""
     try:
         await open_games.release(game_id)
     except StoreUnavailable as exc:
         log.warning("open games: game %s not released (%s); it is checked again later", game_id, exc)
+    except Exception:  # never an error for a committed move
+        log.exception("open games: game %s not released; it is checked again later", game_id)

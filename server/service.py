@@ -373,7 +373,7 @@ class Referee:
         if result.outcome == "ok":
             self._states.put(StoredGame(game.game_id, new_json, version, game.meta, game.config, None), new_state)
             if self.open_games is not None and new_state.phase == "match_over":
-                await release_quietly(self.open_games, game.game_id)  # the only move that pays a round trip more
+                self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
             return response
         if result.outcome == "dup":
             return _replayed(result.record, move_hash)
