@@ -27,6 +27,7 @@ from grpc_health.v1._async import HealthServicer  # grpc_health.v1.health.aio.He
 
 from server.durability import MODES, DurabilityError, check_durability
 from server.grpc_api import SERVICE_NAME, create_server, set_serving, shutdown, watch_storage
+from server.limits import Limits
 from server.redis_launcher import (
     DataDirLock,
     RedisLaunchError,
@@ -41,6 +42,7 @@ from server.store import MAX_TTL_S, GameStore, connect
 log = logging.getLogger("rummy_referee")
 
 DAY = 24 * 3600
+_LIMITS = Limits()  # the defaults
 
 
 class StartupError(RuntimeError):
@@ -57,6 +59,28 @@ def _seconds(text: str) -> int:
         raise argparse.ArgumentTypeError(f"seconds cannot be negative: {value}")
     if value > MAX_TTL_S:  # Redis refuses absurd expiry times, and only after the script's writes
         raise argparse.ArgumentTypeError(f"at most {MAX_TTL_S} seconds (10 years), not {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    """A count for a command-line option: an integer, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"cannot be negative: {value}")
+    return value
+
+
+def _rate(text: str) -> float:
+    """A rate for a command-line option: a number, 0 (off) or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"a rate is 0 (off) or more: {text}")
     return value
 
 
@@ -99,6 +123,38 @@ def _parser() -> argparse.ArgumentParser:
         default=30 * DAY,
         help="seconds an unfinished game is kept after its last move (default: 30 days; 0: for ever)",
     )
+    serve.add_argument(
+        "--unplayed-ttl",
+        type=_seconds,
+        default=3600,
+        help="seconds a new game is kept if no move comes; the first move gives it --idle-ttl "
+        "(default: 1 hour; 0: for ever; the organizer's games get --idle-ttl from the start)",
+    )
+    serve.add_argument(
+        "--max-open-games",
+        type=_count,
+        default=100_000,
+        help="most unfinished games in Redis, counted across the referees sharing it (default: 100000; 0: no cap)",
+    )
+    serve.add_argument(
+        "--games-per-minute",
+        type=_rate,
+        default=_LIMITS.games_per_minute,
+        help="new games per minute per client address, and per token, in this process (default: 60; 0: off; "
+        "the organizer token is exempt)",
+    )
+    serve.add_argument(
+        "--requests-per-second",
+        type=_rate,
+        default=_LIMITS.requests_per_s,
+        help="calls per second per client address, every RPC, in this process (default: 2000; 0: off)",
+    )
+    serve.add_argument(
+        "--request-burst",
+        type=_count,
+        default=_LIMITS.request_burst,
+        help="calls a client address may make at once above that rate (default: 4000)",
+    )
     serve.add_argument("--grace", type=float, default=10.0, help="seconds to drain calls on shutdown")
     serve.add_argument(
         "--durability",
@@ -119,12 +175,18 @@ async def serve(args: argparse.Namespace) -> None:
     url = redis.url if redis is not None else args.redis_url
     try:
         store = GameStore(
-            connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl, idle_ttl_s=args.idle_ttl
-        )
+            connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl, idle_ttl_s=args.idle_ttl,
+            unplayed_ttl_s=args.unplayed_ttl,
+        )  # fmt: skip
         await check_durability(store.client, args.durability)
-        referee = Referee(store, organizer_token=args.organizer_token or None)
+        referee = Referee(store, organizer_token=args.organizer_token or None, max_open_games=args.max_open_games)
         health = HealthServicer()
-        server, port = _create_server(args, referee, health)
+        limits = Limits(
+            requests_per_s=args.requests_per_second,
+            request_burst=max(1, args.request_burst),
+            games_per_minute=args.games_per_minute,
+        )
+        server, port = _create_server(args, referee, health, limits)
         if lock is not None:
             lock.record(port=port)  # for a second referee on this data directory, told who has it
         await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
@@ -165,9 +227,11 @@ def _start_private_redis(args: argparse.Namespace) -> tuple[DataDirLock, RedisPr
     return lock, redis
 
 
-def _create_server(args: argparse.Namespace, referee: Referee, health: HealthServicer) -> tuple[grpc.aio.Server, int]:
+def _create_server(
+    args: argparse.Namespace, referee: Referee, health: HealthServicer, limits: Limits
+) -> tuple[grpc.aio.Server, int]:
     try:
-        return create_server(f"{args.host}:{args.port}", referee, health_servicer=health)
+        return create_server(f"{args.host}:{args.port}", referee, health_servicer=health, limits=limits)
     except (RuntimeError, OSError) as exc:  # the port was taken between the check and now
         raise StartupError(f"cannot listen on {args.host}:{args.port}: {_first_line(exc)}") from None
 

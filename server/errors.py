@@ -2,16 +2,18 @@
 
 Engine errors carry a stable reason code; the server's own failures are ``RefereeError`` subclasses with one.
 ``rpc_status(exc)`` turns any exception into a ``grpc.Status`` whose details hold a ``google.rpc.ErrorInfo``
-(reason = the code, domain "rummy-referee"). An exception that is none of these is a bug: INTERNAL, logged, and
+(reason = the code, domain "rummy-referee"), and a ``google.rpc.RetryInfo`` when the error says when to try again
+(``retry_after_s``: the rate and capacity limits). An exception that is none of these is a bug: INTERNAL, logged, and
 its text is not sent (it could name a card).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status as grpc_rpc_status
 
@@ -28,10 +30,12 @@ class RefereeError(Exception):
 
     status = grpc.StatusCode.INTERNAL
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, retry_after_s: float | None = None) -> None:
+        """``retry_after_s``: when trying again may succeed (sent as a google.rpc.RetryInfo), None: not said."""
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        self.retry_after_s = retry_after_s
 
 
 class BadRequest(RefereeError):
@@ -71,7 +75,7 @@ class GameNotFound(RefereeError):
 
 
 class TooMuch(RefereeError):
-    """Over a size or rate limit."""
+    """Over a size or rate limit (a rate or capacity limit says when to retry: ``retry_after_s``)."""
 
     status = grpc.StatusCode.RESOURCE_EXHAUSTED
 
@@ -97,14 +101,28 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
 
 
 def rpc_status(exc: BaseException) -> grpc.Status:
-    """The rich status for ``exc``: code, message and a google.rpc.ErrorInfo detail."""
+    """The rich status for ``exc``: code, message, a google.rpc.ErrorInfo detail and, when the error says when to
+    try again, a google.rpc.RetryInfo detail."""
     code, reason, message = classify(exc)
     info = any_pb2.Any()
     info.Pack(error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN))
+    details = [info]
+    retry_after_s = getattr(exc, "retry_after_s", None)
+    if retry_after_s is not None:
+        details.append(retry_info(retry_after_s))
     status: grpc.Status = grpc_rpc_status.to_status(
-        status_pb2.Status(code=_CODES[code], message=message, details=[info])
+        status_pb2.Status(code=_CODES[code], message=message, details=details)
     )
     return status
+
+
+def retry_info(seconds: float) -> any_pb2.Any:
+    """A packed google.rpc.RetryInfo whose retry_delay is ``seconds`` (rounded up to whole milliseconds)."""
+    millis = max(0, math.ceil(seconds * 1000))
+    delay = duration_pb2.Duration(seconds=millis // 1000, nanos=(millis % 1000) * 1_000_000)
+    packed = any_pb2.Any()
+    packed.Pack(error_details_pb2.RetryInfo(retry_delay=delay))
+    return packed
 
 
 _CODES: dict[grpc.StatusCode, int] = {

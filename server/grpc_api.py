@@ -21,6 +21,7 @@ from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
 from server import codec, errors
 from server.errors import BadRequest, Unauthenticated
+from server.limits import LimitInterceptor, Limits
 from server.service import Referee
 from server.store import StoreUnavailable
 
@@ -199,10 +200,14 @@ def create_server(
     *,
     health_servicer: HealthServicer | None = None,
     max_message_bytes: int = MAX_MESSAGE_BYTES,
+    limits: Limits | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """A grpc.aio server (not started) serving the referee, health checking and reflection on ``address``
-    ("host:port"; port 0 picks a free one). Returns the server and the port bound."""
-    server = grpc.aio.server(options=server_options(max_message_bytes))
+    ("host:port"; port 0 picks a free one), under the per-peer ``limits`` (default: ``Limits()``, server.limits).
+    Returns the server and the port bound."""
+    limits = Limits() if limits is None else limits
+    interceptors = [LimitInterceptor(limits, referee.is_organizer)] if limits.active else []
+    server = grpc.aio.server(options=server_options(max_message_bytes), interceptors=interceptors)
     referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)
     health_servicer = health_servicer or HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -44,6 +44,7 @@ from server.errors import (
 )
 from server.events import EventHub
 from server.model import Caller, GameSpec
+from server.open_games import OpenGames, release_quietly
 from server.store import MAX_SEATS, MAX_SEQ, GameStore, StoredEvent, StoredGame
 
 _GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -109,8 +110,13 @@ class Referee:
         organizer_token: str | None = None,
         hub: EventHub | None = None,
         max_attempts: int = 8,
+        max_open_games: int = 100_000,
     ) -> None:
+        """``max_open_games``: the cap on unfinished games, shared in Redis by the referees using it (0: none)."""
         self.store = store
+        self.open_games = (
+            OpenGames(store.client, max_open_games, op_timeout_s=store.op_timeout_s) if max_open_games else None
+        )
         self.hub = hub or EventHub(store)
         self._organizer_hash = token_hash(organizer_token) if organizer_token else None
         self._max_attempts = max_attempts
@@ -189,10 +195,11 @@ class Referee:
 
     async def create_game(self, spec: GameSpec, token: str | None) -> dict[str, Any]:
         """Create a game; returns game_id, tokens {seat: token}, spectator_token, settings, version."""
+        organizer = self.is_organizer(token)
         if spec.presets or spec.seed is not None:
             if token is None:
                 raise Unauthenticated("MISSING_TOKEN", "preset deals and seeds need the organizer token")
-            if not self.is_organizer(token):
+            if not organizer:
                 raise PermissionDenied("ORGANIZER_ONLY", "preset deals and seeds are for the organizer only")
         if not 1 <= len(spec.seats) <= MAX_SEATS:
             raise BadRequest("INVALID_SEATS", f"a game has 1..{MAX_SEATS} seats (Gin 2, Rummy 2..6)")
@@ -230,8 +237,19 @@ class Referee:
             "meta": stored_meta,
             "start": json.dumps(engine.view(state, engine.REFEREE)),
         }
-        # the first deal's events are version 0 of the stream: a replay is the whole game as events
-        if not await self.store.create(game_id, fields, [json.dumps(e.to_dict()) for e in dealt]):
+        # Kept a short time unless a move comes (the organizer's games: the idle time), and counted in the cap on
+        # unfinished games (the organizer's too, but they are never refused).
+        ttl_s = self.store.idle_ttl_s if organizer else self.store.unplayed_ttl_s
+        if self.open_games is not None:
+            await self.open_games.reserve(game_id, ttl_s, exempt=organizer)
+        try:
+            # the first deal's events are version 0 of the stream: a replay is the whole game as events
+            stored = await self.store.create(game_id, fields, [json.dumps(e.to_dict()) for e in dealt], ttl_s=ttl_s)
+        except BaseException:
+            if self.open_games is not None:
+                await release_quietly(self.open_games, game_id)
+            raise
+        if not stored:
             raise RuntimeError("a fresh random game id was taken")
         created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), stored_config, None)
         return {
@@ -354,6 +372,8 @@ class Referee:
         )
         if result.outcome == "ok":
             self._states.put(StoredGame(game.game_id, new_json, version, game.meta, game.config, None), new_state)
+            if self.open_games is not None and new_state.phase == "match_over":
+                self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
             return response
         if result.outcome == "dup":
             return _replayed(result.record, move_hash)

@@ -148,15 +148,18 @@ class GameStore:
         finished_ttl_s: int = 7 * 24 * 3600,
         idle_ttl_s: int = 30 * 24 * 3600,
         op_timeout_s: float = 5.0,
+        unplayed_ttl_s: int = 3600,
     ) -> None:
         """``finished_ttl_s``: how long a finished game is kept; ``idle_ttl_s``: how long an unfinished game is kept
-        after its last move (or its creation); 0 for ever. At most 10 years (Redis refuses much larger expiries)."""
-        for ttl in (finished_ttl_s, idle_ttl_s):
+        after its last move; ``unplayed_ttl_s``: how long a new game is kept if no move comes (the first move gives
+        it the idle time); 0 for ever. At most 10 years (Redis refuses much larger expiries)."""
+        for ttl in (finished_ttl_s, idle_ttl_s, unplayed_ttl_s):
             if not 0 <= ttl <= MAX_TTL_S:
                 raise ValueError(f"a time to keep games is 0..{MAX_TTL_S} seconds, not {ttl}")
         self.client = client
         self.finished_ttl_s = finished_ttl_s
         self.idle_ttl_s = idle_ttl_s
+        self.unplayed_ttl_s = unplayed_ttl_s
         self.op_timeout_s = op_timeout_s
         self._create = client.register_script(_script("create_game.lua"))
         self._commit = client.register_script(_script("commit_move.lua"))
@@ -178,10 +181,12 @@ class GameStore:
         async with self._op():
             await self.client.ping()
 
-    async def create(self, game_id: str, fields: Mapping[str, str | bytes], events: Sequence[str]) -> bool:
-        """Store a new game (hash fields plus version-0 events), to expire after the idle time unless a move comes;
-        False if the id is already taken."""
-        args: list[str | bytes] = [str(self.idle_ttl_s), str(len(fields))]
+    async def create(
+        self, game_id: str, fields: Mapping[str, str | bytes], events: Sequence[str], *, ttl_s: int | None = None
+    ) -> bool:
+        """Store a new game (hash fields plus version-0 events), to expire after ``ttl_s`` (default: the unplayed
+        time) unless a move comes; False if the id is already taken."""
+        args: list[str | bytes] = [str(self.unplayed_ttl_s if ttl_s is None else ttl_s), str(len(fields))]
         for name, value in fields.items():
             args += [name, value]
         args += events

@@ -25,12 +25,17 @@ class RefereeError(Exception):
     """A call the referee refused or that did not get through: ``code`` (grpc.StatusCode), ``reason`` (the
     ErrorInfo reason, or ""), ``message`` (the status message)."""
 
-    def __init__(self, code: grpc.StatusCode, reason: str, message: str, *, domain: str = "") -> None:
+    def __init__(
+        self, code: grpc.StatusCode, reason: str, message: str, *, domain: str = "", retry_after_s: float | None = None
+    ) -> None:
+        """``retry_after_s``: the google.rpc.RetryInfo delay the referee sent (over a rate limit or the cap on open
+        games: RESOURCE_EXHAUSTED ``RATE_LIMITED`` / ``TOO_MANY_OPEN_GAMES``), None when it sent none."""
         super().__init__(f"{code.name} {reason or '-'}: {message}")
         self.code = code
         self.reason = reason
         self.message = message
         self.domain = domain
+        self.retry_after_s = retry_after_s
 
     @property
     def transient(self) -> bool:
@@ -43,11 +48,24 @@ class RefereeError(Exception):
         return self.code in REJECTED
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (self.code.name, self.reason, self.message, self.domain))
+        return (_rebuild, (self.code.name, self.reason, self.message, self.domain, self.retry_after_s))
 
 
-def _rebuild(code: str, reason: str, message: str, domain: str) -> RefereeError:
-    return RefereeError(grpc.StatusCode[code], reason, message, domain=domain)
+def _rebuild(code: str, reason: str, message: str, domain: str, retry_after_s: float | None = None) -> RefereeError:
+    return RefereeError(grpc.StatusCode[code], reason, message, domain=domain, retry_after_s=retry_after_s)
+
+
+def _retry_after(exc: grpc.RpcError) -> float | None:
+    """The retry_delay (seconds) of the google.rpc.RetryInfo in the call's rich status, None without one."""
+    try:
+        status = rpc_status.from_call(cast(grpc.Call, exc))
+    except ValueError:
+        return None
+    for detail in status.details if status is not None else ():
+        info = error_details_pb2.RetryInfo()
+        if detail.Is(info.DESCRIPTOR) and detail.Unpack(info):
+            return float(info.retry_delay.seconds + info.retry_delay.nanos / 1e9)
+    return None
 
 
 def _error_info(exc: grpc.RpcError) -> tuple[str, str]:
@@ -67,8 +85,13 @@ def from_rpc_error(exc: grpc.RpcError) -> RefereeError:
     """The RefereeError of a failed call (sync ``grpc.RpcError`` or ``grpc.aio.AioRpcError``)."""
     code = exc.code() if callable(getattr(exc, "code", None)) else grpc.StatusCode.UNKNOWN
     details = exc.details() if callable(getattr(exc, "details", None)) else str(exc)
+    retry_after_s = None
     try:
         reason, domain = _error_info(exc) if callable(getattr(exc, "trailing_metadata", None)) else ("", "")
+        if code == grpc.StatusCode.RESOURCE_EXHAUSTED and reason:
+            retry_after_s = _retry_after(exc)
     except Exception:  # a garbled detail must not hide the status itself
         reason, domain = "", ""
-    return RefereeError(code or grpc.StatusCode.UNKNOWN, reason, details or "", domain=domain)
+    return RefereeError(
+        code or grpc.StatusCode.UNKNOWN, reason, details or "", domain=domain, retry_after_s=retry_after_s
+    )

@@ -18,6 +18,8 @@ from clients.sdk import RefereeClient
 
 ROOT = Path(__file__).resolve().parents[2]
 ORGANIZER = "organizer-token-of-the-client-tests"
+# The client tests create many games from 127.0.0.1, quickly: limits far above theirs (still on).
+TEST_LIMIT_FLAGS = ("--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000")
 
 
 class ServerThread:
@@ -49,6 +51,7 @@ class ServerThread:
         from grpc_health.v1._async import HealthServicer
 
         from server.grpc_api import create_server, set_serving, shutdown
+        from server.limits import Limits
         from server.service import Referee
         from server.store import GameStore, connect
 
@@ -56,7 +59,8 @@ class ServerThread:
         self._stop = asyncio.Event()
         referee = Referee(GameStore(connect(redis_url), finished_ttl_s=3600), organizer_token=ORGANIZER)
         health = HealthServicer()
-        server, self.port = create_server("127.0.0.1:0", referee, health_servicer=health)
+        limits = Limits(requests_per_s=1e6, request_burst=1_000_000, games_per_minute=1e6)  # = TEST_LIMIT_FLAGS
+        server, self.port = create_server("127.0.0.1:0", referee, health_servicer=health, limits=limits)
         await server.start()
         await set_serving(health, True)
         self._ready.set()
@@ -97,7 +101,7 @@ class ServerProcess:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "server.cli", "serve", "--redis-url", self.redis_url,
-                 "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1"],
+                 "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1", *TEST_LIMIT_FLAGS],
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
         self.starts += 1

@@ -24,10 +24,14 @@ from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
 from server.grpc_api import create_server, set_serving, shutdown
+from server.limits import Limits
 from server.service import Referee
 from server.store import GameStore, connect
 
 ORGANIZER = "organizer-secret-for-tests"
+# The tests create many games from 127.0.0.1, quickly: limits far above theirs (still on, so every call goes
+# through the limiter as in production).
+TEST_LIMITS = Limits(requests_per_s=1e6, request_burst=1_000_000, games_per_minute=1e6)
 ALL_CARDS = [engine.card_text(c) for c in range(52)]
 
 
@@ -35,10 +39,15 @@ class ServerThread:
     """The referee on 127.0.0.1:<free port>, its asyncio loop in a daemon thread."""
 
     def __init__(self, redis_url: str, *, organizer_token: str | None = ORGANIZER, finished_ttl_s: int = 3600,
-                 max_attempts: int = 8) -> None:  # fmt: skip
+                 max_attempts: int = 8, limits: Limits = TEST_LIMITS, max_open_games: int = 100_000,
+                 unplayed_ttl_s: int = 3600, also_ipv6: bool = False) -> None:  # fmt: skip
         self.redis_url = redis_url
-        self._kwargs = {"organizer_token": organizer_token, "max_attempts": max_attempts}
+        self._kwargs = {"organizer_token": organizer_token, "max_attempts": max_attempts,
+                        "max_open_games": max_open_games}  # fmt: skip
         self._ttl = finished_ttl_s
+        self._unplayed_ttl = unplayed_ttl_s
+        self.limits = limits
+        self._also_ipv6 = also_ipv6  # listen on [::1] too (the same port): a second peer address for the tests
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -56,6 +65,10 @@ class ServerThread:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
+    @property
+    def ipv6_address(self) -> str:
+        return f"[::1]:{self.port}"
+
     def _main(self) -> None:
         try:
             asyncio.run(self._serve())
@@ -66,10 +79,12 @@ class ServerThread:
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        store = GameStore(connect(self.redis_url), finished_ttl_s=self._ttl)
+        store = GameStore(connect(self.redis_url), finished_ttl_s=self._ttl, unplayed_ttl_s=self._unplayed_ttl)
         self.referee = Referee(store, **self._kwargs)  # type: ignore[arg-type]
         health = HealthServicer()
-        server, self.port = create_server("127.0.0.1:0", self.referee, health_servicer=health)
+        server, self.port = create_server("127.0.0.1:0", self.referee, health_servicer=health, limits=self.limits)
+        if self._also_ipv6 and server.add_insecure_port(f"[::1]:{self.port}") != self.port:
+            raise OSError(f"cannot bind [::1]:{self.port}")
         await server.start()
         await set_serving(health, True)
         self._ready.set()

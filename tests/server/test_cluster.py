@@ -58,3 +58,38 @@ def test_a_match_on_a_redis_cluster(cluster_node: RedisProcess) -> None:
     finally:
         client.close()
         server.stop()
+
+
+def test_the_open_games_registry_on_a_redis_cluster(cluster_node: RedisProcess) -> None:
+    """The registry has its own slot: creation counts and checks it (the PTTLs of the due games pipelined across
+    slots), the match's end releases its game."""
+    from server.open_games import REGISTRY_KEY
+
+    server = ServerThread(f"redis-cluster://127.0.0.1:{cluster_node.port}", unplayed_ttl_s=2, max_open_games=3)
+    client = Client(server.address)
+    admin = redis.Redis.from_url(cluster_node.url)
+    try:
+        unplayed, played = client.create(), client.create()
+        view = client.view(played, played.tokens[0])
+        own = client.view(played, played.tokens[view.to_act])
+        client.move(played, played.tokens[view.to_act], own.legal_moves[0])
+        deadline = time.monotonic() + 30
+        while admin.exists(f"game:{{{unplayed.game_id}}}") or admin.time()[0] * 1000 <= float(
+            admin.zscore(REGISTRY_KEY, played.game_id) or 0
+        ):
+            assert time.monotonic() < deadline, "the unplayed game never expired"
+            time.sleep(0.05)
+        knock = client.create(
+            "gin", token=ORGANIZER, preset_deals=[GIN_KNOCK_DEAL], match=rpb.MatchSettings(target_score=20)
+        )
+        assert {m.decode() for m in admin.zrange(REGISTRY_KEY, 0, -1)} == {played.game_id, knock.game_id}
+        for n, (seat, text) in enumerate(GIN_KNOCK_MOVES, 1):
+            client.move(knock, knock.tokens[seat], move_from_text(text), expected_version=n - 1)
+        deadline = time.monotonic() + 30
+        while admin.zrange(REGISTRY_KEY, 0, -1) != [played.game_id.encode()]:  # released just after the answer
+            assert time.monotonic() < deadline, "the finished game was never released"
+            time.sleep(0.05)
+    finally:
+        admin.close()
+        client.close()
+        server.stop()

@@ -18,9 +18,10 @@ from server.store import GameStore, StoreUnavailable, connect, events_key, game_
 T = TypeVar("T")
 
 
-def run(redis: RedisProcess, body: Callable[[GameStore], Awaitable[T]], ttl: int = 3600, idle: int = 0) -> T:
+def run(redis: RedisProcess, body: Callable[[GameStore], Awaitable[T]], ttl: int = 3600, idle: int = 0,
+        unplayed: int = 3600) -> T:  # fmt: skip
     async def main() -> T:
-        store = GameStore(connect(redis.url), finished_ttl_s=ttl, idle_ttl_s=idle)
+        store = GameStore(connect(redis.url), finished_ttl_s=ttl, idle_ttl_s=idle, unplayed_ttl_s=unplayed)
         try:
             return await body(store)
         finally:
@@ -267,8 +268,9 @@ def test_the_hot_path_speaks_the_same_protocol_as_redis_py() -> None:
 
 
 def test_a_game_nobody_moves_in_expires_after_the_idle_time(redis_server: RedisProcess) -> None:
-    """Unfinished games do not stay for ever: both keys expire after the idle time, counted again from every
-    move; the match-ending move sets the finished-game time instead; an idle time of 0 keeps games for ever."""
+    """Unfinished games do not stay for ever: both keys expire after the unplayed time if no move comes, then
+    after the idle time, counted again from every move; the match-ending move sets the finished-game time instead;
+    an idle time of 0 keeps games for ever."""
 
     async def ttls(store: GameStore, gid: str) -> tuple[int, int]:
         return await store.ttl(gid), int(await store.client.ttl(events_key(gid)))  # type: ignore[misc]
@@ -276,8 +278,7 @@ def test_a_game_nobody_moves_in_expires_after_the_idle_time(redis_server: RedisP
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)
-        assert all(500 < t <= 600 for t in await ttls(store, gid))
-        await store.client.expire(game_key(gid), 50)  # type: ignore[misc]
+        assert all(50 < t <= 60 for t in await ttls(store, gid))  # never played: the unplayed time
         await store.commit(gid, base_version=0, state_json="s1", commit_id="c1", events=["a"])
         assert all(500 < t <= 600 for t in await ttls(store, gid))  # the move counted the idle time again
         await store.commit(gid, base_version=1, state_json="end", commit_id="c2", events=["b"], match_over=True)
@@ -289,10 +290,10 @@ def test_a_game_nobody_moves_in_expires_after_the_idle_time(redis_server: RedisP
         await kept.commit(other, base_version=0, state_json="s1", commit_id="c1", events=["a"])
         assert await ttls(kept, other) == (-1, -1)
 
-    run(redis_server, body, ttl=3600, idle=600)
+    run(redis_server, body, ttl=3600, idle=600, unplayed=60)
 
 
-@pytest.mark.parametrize("ttl", [{"idle_ttl_s": -1}, {"finished_ttl_s": 10**16}])
+@pytest.mark.parametrize("ttl", [{"idle_ttl_s": -1}, {"finished_ttl_s": 10**16}, {"unplayed_ttl_s": -1}])
 def test_impossible_times_to_keep_games_are_refused(redis_server: RedisProcess, ttl: dict[str, int]) -> None:
     with pytest.raises(ValueError, match="time to keep games"):
         GameStore(connect(redis_server.url), **ttl)

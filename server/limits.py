@@ -1,0 +1,285 @@
+"""Per-peer limits of one referee process: a request rate for every RPC, and a rate of games created.
+
+A peer is the client's IP address as gRPC reports it (``context.peer()``; an IPv6 address counts by its /64, since
+one host is usually given a whole /64). Each limit is a token bucket per key, kept in a capped LRU: memory stays
+bounded whatever the number of peers (a forgotten peer starts again with a full bucket).
+
+- Every call (every RPC, health and reflection included) takes one token of its peer's request bucket
+  (``requests_per_s``, burst ``request_burst``).
+- CreateGame also takes one token of its peer's creation bucket (``games_per_minute``, burst as many), and, when
+  the call carries a bearer token, one of that token's creation bucket; the organizer token is exempt.
+
+Over a limit: RESOURCE_EXHAUSTED, reason ``RATE_LIMITED``, with a google.rpc.RetryInfo saying when a token will
+be there again; a refused call changes nothing. The limits are per referee process (several referees behind one
+address each count for themselves); the cap on unfinished games (``server.open_games``) is shared in Redis.
+
+The limiter is an aio server interceptor that wraps each method's handler once (cached by method), so the
+servicer knows nothing of it; its cost per call is a peer lookup and a few float operations.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import ipaddress
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
+
+import grpc
+
+from server import errors
+from server.errors import TooMuch
+
+log = logging.getLogger("rummy_referee")
+
+CREATE_GAME_METHOD = "/rummy.v1.RefereeService/CreateGame"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The per-process limits; 0 turns a limit off."""
+
+    requests_per_s: float = 2000.0  # every RPC, per peer
+    request_burst: int = 4000  # requests a peer may send at once after a quiet time
+    games_per_minute: float = 60.0  # CreateGame per peer, and per bearer token (the organizer's exempt)
+    max_peers: int = 16384  # peers (and tokens) remembered by each limit: bounds the limiter's memory
+
+    def __post_init__(self) -> None:
+        if self.requests_per_s < 0 or self.games_per_minute < 0:
+            raise ValueError("a rate limit is 0 (off) or more")
+        if self.requests_per_s and self.request_burst < 1:
+            raise ValueError("a request burst is at least 1")
+        if self.max_peers < 1:
+            raise ValueError("max_peers is at least 1")
+
+    @property
+    def active(self) -> bool:
+        """Whether any limit is on."""
+        return bool(self.requests_per_s or self.games_per_minute)
+
+
+UNLIMITED = Limits(requests_per_s=0, games_per_minute=0)
+
+
+class Buckets:
+    """Token buckets by key (``rate`` tokens a second, at most ``burst``), for at most ``capacity`` keys: the least
+    recently used key is forgotten first."""
+
+    __slots__ = ("_clock", "_entries", "burst", "capacity", "rate")
+
+    def __init__(self, rate: float, burst: float, capacity: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self.capacity = capacity
+        self._entries: OrderedDict[str, list[float]] = OrderedDict()  # key -> [tokens, when counted]
+        self._clock = clock
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _entry(self, key: str, now: float) -> list[float]:
+        entry = self._entries.get(key)
+        if entry is None:
+            if len(self._entries) >= self.capacity:
+                self._entries.popitem(last=False)
+            entry = self._entries[key] = [self.burst, now]
+            return entry
+        self._entries.move_to_end(key)
+        tokens = entry[0] + (now - entry[1]) * self.rate
+        entry[0] = tokens if tokens < self.burst else self.burst
+        entry[1] = now
+        return entry
+
+    def wait(self, key: str) -> float:
+        """Seconds until ``key`` has a token (0.0: it has one now); takes nothing."""
+        entry = self._entry(key, self._clock())
+        return 0.0 if entry[0] >= 1.0 else (1.0 - entry[0]) / self.rate
+
+    def take(self, key: str) -> float:
+        """Take a token of ``key``: 0.0 when taken, else the seconds until one is there (nothing taken)."""
+        # _entry written out: this runs on every call of every RPC
+        now = self._clock()
+        entries = self._entries
+        entry = entries.get(key)
+        if entry is None:
+            entry = self._entry(key, now)
+        else:
+            entries.move_to_end(key)
+            tokens = entry[0] + (now - entry[1]) * self.rate
+            entry[0] = tokens if tokens < self.burst else self.burst
+            entry[1] = now
+        if entry[0] >= 1.0:
+            entry[0] -= 1.0
+            return 0.0
+        return (1.0 - entry[0]) / self.rate
+
+
+_IPV6_KEYS: dict[str, str] = {}
+
+
+def peer_key(peer: str) -> str:
+    """The key a peer is counted by: "ipv4:1.2.3.4:5678" -> "1.2.3.4", "ipv6:[2001:db8::1]:5678" -> its /64
+    ("2001:db8::/64"); anything else (a Unix socket) as it is."""
+    if peer.startswith("ipv4:"):
+        return peer[5 : peer.rfind(":")]
+    kind, _, rest = peer.partition(":")
+    if kind != "ipv6":
+        return peer
+    host = rest.rpartition(":")[0].strip("[]")
+    key = _IPV6_KEYS.get(host)
+    if key is None:
+        try:
+            address = ipaddress.IPv6Address(host.partition("%")[0])
+            mapped = address.ipv4_mapped
+            key = str(mapped) if mapped is not None else str(ipaddress.IPv6Network((address, 64), strict=False))
+        except ValueError:
+            key = host
+        if len(_IPV6_KEYS) >= 4096:
+            _IPV6_KEYS.clear()
+        _IPV6_KEYS[host] = key
+    return key
+
+
+def _bearer(context: grpc.aio.ServicerContext[Any, Any]) -> str | None:
+    """The bearer token of the call, None when it has none (or a malformed one: the handler refuses that)."""
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization":
+            text = value.decode(errors="replace") if isinstance(value, bytes) else value
+            scheme, _, token = text.partition(" ")
+            token = token.strip()
+            return token if scheme.lower() == "bearer" and token else None
+    return None
+
+
+if TYPE_CHECKING:
+    Handler: TypeAlias = grpc.RpcMethodHandler[Any, Any]
+    _Interceptor: TypeAlias = grpc.aio.ServerInterceptor[Any, Any]
+else:
+    Handler = grpc.RpcMethodHandler
+    _Interceptor = grpc.aio.ServerInterceptor
+
+
+class LimitInterceptor(_Interceptor):
+    """Refuses calls over the per-peer limits (RESOURCE_EXHAUSTED, RATE_LIMITED, RetryInfo) before the handler
+    runs; ``is_exempt(token)`` says whether a bearer token is free of the creation limit (the organizer's)."""
+
+    def __init__(self, limits: Limits, is_exempt: Callable[[str | None], bool]) -> None:
+        self.limits = limits
+        self._is_exempt = is_exempt
+        self._requests = (
+            Buckets(limits.requests_per_s, limits.request_burst, limits.max_peers) if limits.requests_per_s else None
+        )
+        per_s = limits.games_per_minute / 60.0
+        burst = max(1.0, limits.games_per_minute)
+        self._creations = Buckets(per_s, burst, limits.max_peers) if limits.games_per_minute else None
+        self._wrapped: dict[str, tuple[Handler, Handler]] = {}
+        self.refused = 0
+        self._logged_at = -1e9
+
+    async def intercept_service(
+        self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler]], details: grpc.HandlerCallDetails
+    ) -> Handler:
+        handler = await continuation(details)
+        if handler is None:  # an unknown method: gRPC answers UNIMPLEMENTED
+            return handler
+        method = details.method
+        cached = self._wrapped.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
+        wrapped = self._wrap(handler, self._check_create if method == CREATE_GAME_METHOD else self._check)
+        if len(self._wrapped) < 1024:  # the methods registered: a few dozen at most
+            self._wrapped[method] = (handler, wrapped)
+        return wrapped
+
+    # ------------------------------------------------------------------------------------------ checks
+
+    def _check(self, context: grpc.aio.ServicerContext[Any, Any]) -> TooMuch | None:
+        if self._requests is None:
+            return None
+        wait = self._requests.take(peer_key(context.peer()))
+        if wait:
+            return TooMuch("RATE_LIMITED", "too many requests from this address: slow down", retry_after_s=wait)
+        return None
+
+    def _check_create(self, context: grpc.aio.ServicerContext[Any, Any]) -> TooMuch | None:
+        refusal = self._check(context)
+        if refusal is not None or self._creations is None:
+            return refusal
+        token = _bearer(context)
+        if token is not None and self._is_exempt(token):
+            return None
+        keys = [peer_key(context.peer())]
+        if token is not None:  # a token's bucket is keyed by its hash: the limiter holds no token
+            keys.append("token:" + hashlib.sha256(token.encode()).hexdigest()[:32])
+        wait = max(self._creations.wait(key) for key in keys)
+        if wait:
+            per_minute = self.limits.games_per_minute
+            return TooMuch(
+                "RATE_LIMITED", f"at most {per_minute:g} new games a minute from one address or token (the "
+                "organizer token is exempt)",
+                retry_after_s=wait,
+            )  # fmt: skip
+        for key in keys:
+            self._creations.take(key)
+        return None
+
+    async def _refuse(self, context: grpc.aio.ServicerContext[Any, Any], refusal: TooMuch) -> NoReturn:
+        self.refused += 1
+        now = time.monotonic()
+        if now - self._logged_at >= 10.0:  # one line per 10 s at most: a flood must not flood the log
+            self._logged_at = now
+            log.warning("rate limit: %d calls refused so far (the latest from %s)", self.refused, context.peer())
+        status = errors.rpc_status(refusal)
+        await context.abort(status.code, status.details, status.trailing_metadata)
+
+    # ------------------------------------------------------------------------------------------ wrapping
+
+    def _wrap(self, handler: Handler, check: Callable[[Any], TooMuch | None]) -> Handler:
+        """``handler`` with ``check`` run first on every call, whichever of the four kinds of RPC it is."""
+        refuse = self._refuse
+        kwargs = {
+            "request_deserializer": handler.request_deserializer,
+            "response_serializer": handler.response_serializer,
+        }
+        if handler.request_streaming:
+            inner = handler.stream_stream if handler.response_streaming else handler.stream_unary
+        else:
+            inner = handler.unary_stream if handler.response_streaming else handler.unary_unary
+        assert inner is not None
+        target: Any = inner  # one of four handler types, each called (request or iterator, context)
+
+        behavior: Callable[..., Any]
+        if not (inspect.isasyncgenfunction(inner) or inspect.iscoroutinefunction(inner)):
+            return handler  # a synchronous handler (none is registered): left as it is
+        if inspect.isasyncgenfunction(inner):
+
+            async def streamed(request: Any, context: Any) -> Any:
+                refusal = check(context)
+                if refusal is not None:
+                    await refuse(context, refusal)
+                async with contextlib.aclosing(target(request, context)) as responses:  # closed with this one
+                    async for response in responses:
+                        yield response
+
+            behavior = streamed
+        else:
+
+            async def called(request: Any, context: Any) -> Any:
+                refusal = check(context)
+                if refusal is not None:
+                    await refuse(context, refusal)
+                return await target(request, context)
+
+            behavior = called
+        if handler.request_streaming and handler.response_streaming:
+            return grpc.stream_stream_rpc_method_handler(behavior, **kwargs)
+        if handler.request_streaming:
+            return grpc.stream_unary_rpc_method_handler(behavior, **kwargs)
+        if handler.response_streaming:
+            return grpc.unary_stream_rpc_method_handler(behavior, **kwargs)
+        return grpc.unary_unary_rpc_method_handler(behavior, **kwargs)
