@@ -16,15 +16,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 import engine
 from clients.sdk import RefereeClient
 from clients.tournament.entrants import Entrant, parse_entrant
 from clients.tournament.journal import GameRecord, Journal, JournalError
 from clients.tournament.play import Arena, RunOutcome, run_games
+from clients.tournament.progress import progress_bar
 from clients.tournament.referee import RefereeStartError, referee
-from clients.tournament.report import summarize, table_text, write_files
+from clients.tournament.report import NO_CHART, summarize, table_text, write_files
 from clients.tournament.schedule import Config, ConfigError, ScheduledGame, parse_option, schedule
 
 JOURNAL = "journal.jsonl"
@@ -168,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     paths = write_files(summary, args.out)
     print(table_text(summary))
     print("\nwrote " + ", ".join(str(p) for p in paths.values()))
+    if "chart" not in paths:
+        print(f"rummy-tournament: {NO_CHART}", file=sys.stderr)
     if outcome.failed:
         print(f"rummy-tournament: {len(outcome.failed)} games failed and are not counted; --resume plays them",
               file=sys.stderr)  # fmt: skip
@@ -192,8 +193,7 @@ def _play(
         path = args.out / JOURNAL
         journal = Journal.reopen(path) if existing else Journal.create(path, config.to_dict())
         show = sys.stderr.isatty() if args.progress is None else bool(args.progress)
-        bar = tqdm(total=total, initial=total - len(todo), desc="games", unit="game", file=sys.stderr,
-                   disable=not show, dynamic_ncols=True)  # fmt: skip
+        bar = progress_bar(total, total - len(todo), show, sys.stderr)
         forfeits = sum(len(r.forfeits) for r in records)
 
         def on_record(rec: GameRecord) -> None:

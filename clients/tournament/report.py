@@ -20,6 +20,10 @@ from clients.tournament.journal import GameRecord
 from clients.tournament.ratings import Rating, Result, head_to_head, ratings
 from clients.tournament.schedule import Config, rating_seed
 
+#: Why ratings.png is missing when matplotlib is not installed (the chart is the ``tournament`` extra).
+NO_CHART = ("ratings.png not written: matplotlib is not installed "
+            "(pip install 'rummy-referee[tournament]', or make tournament)")  # fmt: skip
+
 FILES = {
     "json": "results.json",
     "standings": "standings.csv",
@@ -171,7 +175,8 @@ def _game_json(r: GameRecord) -> dict[str, Any]:
 
 
 def write_files(summary: Summary, out_dir: Path) -> dict[str, Path]:
-    """Write results.json, standings.csv, head_to_head.csv, games.csv and ratings.png into ``out_dir``."""
+    """Write results.json, standings.csv, head_to_head.csv, games.csv and ratings.png into ``out_dir``; the paths
+    written (without ``chart`` when matplotlib is not installed: see ``NO_CHART``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {k: out_dir / v for k, v in FILES.items()}
     report = to_json(summary)
@@ -189,7 +194,8 @@ def write_files(summary: Summary, out_dir: Path) -> dict[str, Path]:
     fields = ["key", "deal", *[f"seat{i}" for i in range(n)], *[f"total{i}" for i in range(n)], "winners",
               "forfeits", "hands", "game_id"]  # fmt: skip
     _csv(paths["games"], fields, game_rows)
-    chart(summary, paths["chart"])
+    if not chart(summary, paths["chart"]):
+        del paths["chart"]
     return paths
 
 
@@ -200,10 +206,14 @@ def _csv(path: Path, fields: Sequence[str], rows: Sequence[dict[str, Any]]) -> N
         writer.writerows(rows)
 
 
-def chart(summary: Summary, path: Path) -> None:
-    """A PNG of the ratings with their 95% intervals, best at the top (matplotlib, Agg canvas)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+def chart(summary: Summary, path: Path) -> bool:
+    """A PNG of the ratings with their 95% intervals, best at the top (matplotlib, Agg canvas). False, and nothing
+    written, when matplotlib is not installed."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        return False
 
     standings = list(reversed(summary.standings))  # the best last: at the top of the y axis
     names = [s.rating.name for s in standings]
@@ -229,3 +239,4 @@ def chart(summary: Summary, path: Path) -> None:
     fig.savefig(path, format="png", metadata={"Title": title, "Description": "ratings: " + ", ".join(
         f"{s.rating.name} {s.rating.elo:.0f} [{s.rating.low:.0f}, {s.rating.high:.0f}]" for s in summary.standings
     )})  # fmt: skip
+    return True
