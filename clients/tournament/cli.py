@@ -1,9 +1,11 @@
 """`rummy-tournament`: a duplicate-deal round robin of bots through the referee, with ratings and a report.
 
-    rummy-tournament random random@2 gin 'mine=cmd:python3 my_bot.py' --deals 10 --out results/
+    rummy-tournament random random@2 gin 'example=cmd:python3 clients/tournament/examples/program_bot.py' \
+        --deals 10 --out results/
 
 Exit status: 0 every game played; 1 some games failed (not recorded: run again with --resume); 2 a bad
-configuration; 3 stopped by --stop-after; 130 interrupted (Ctrl-C). See clients/tournament/README.md.
+configuration (also: an entrant's program cannot start or fails its first request); 3 stopped by --stop-after;
+130 interrupted (Ctrl-C). See clients/tournament/README.md.
 """
 
 from __future__ import annotations
@@ -156,6 +158,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nrummy-tournament: interrupted; {args.out / JOURNAL} keeps the finished games: --resume continues",
               file=sys.stderr)  # fmt: skip
         return EXIT_INTERRUPTED
+    if outcome.broken:
+        if existing:
+            after = "; --resume continues once the program works (its command line must stay the same)"
+        else:  # a tournament that never got going (an entrant is found out in the first deal): keep nothing
+            (args.out / JOURNAL).unlink(missing_ok=True)
+            after = "; nothing was kept: run the same command again once the program works"
+        print(f"rummy-tournament: stopped: {outcome.aborted}{after}", file=sys.stderr)
+        return EXIT_CONFIG
     if outcome.aborted:
         print(f"rummy-tournament: stopped: {outcome.aborted}; --resume continues", file=sys.stderr)
         return EXIT_FAILED

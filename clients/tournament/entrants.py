@@ -145,6 +145,8 @@ class ProgramBot:
         self._error: OSError | None = None
         self._proc: subprocess.Popen[str] | None = None
         self._waiting = False  # a request was sent and not answered (yet)
+        #: Requests answered with a move (0 after a forfeit: the program never spoke the protocol).
+        self.moves_answered = 0
         env = {**os.environ, "RUMMY_BOT_SEED": str(seed), "RUMMY_BOT_NAME": name}
         stderr: IO[bytes] | int = subprocess.DEVNULL
         try:
@@ -190,11 +192,14 @@ class ProgramBot:
             except json.JSONDecodeError:
                 raise ProgramError(f"the program answered {answer.strip()!r}, not a move") from None
         if text in texts:
+            self.moves_answered += 1
             return legal[texts.index(text)]
         try:
-            return engine.parse_move(text)
+            move = engine.parse_move(text)
         except engine.RuleError as exc:
             raise ProgramError(f"the program answered {text!r}, not a move ({exc.message})") from None
+        self.moves_answered += 1
+        return move
 
     def observe(self, event: Mapping[str, Any]) -> None:
         """Programs are not told events: the view they get with each request says what they may know."""

@@ -10,6 +10,7 @@ forfeiting seat. A game that fails for another reason (the referee unreachable, 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import shlex
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from clients.runner import SeatResult, play_seat
 from clients.sdk import CreatedGame, RefereeClient, RefereeError, SeatSpec
-from clients.tournament.entrants import Entrant, Player, make_player
+from clients.tournament.entrants import Entrant, Player, ProgramBot, make_player
 from clients.tournament.journal import GameRecord
 from clients.tournament.schedule import Config, ScheduledGame, bot_seed, deal_seed, preset_deals
 
@@ -41,6 +42,15 @@ class GameFailed(Exception):
         self.fatal = fatal
 
 
+class EntrantBroken(GameFailed):
+    """An entrant's program cannot start, or failed its first request (it exited, timed out, or answered
+    something that is not a move) before any process of it ever answered: it does not speak the protocol, so no
+    game will do better. The tournament stops at once."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, fatal=True)
+
+
 @dataclass
 class Arena:
     """What every game shares: the configuration, the entrants, the referee client and the limits."""
@@ -51,6 +61,8 @@ class Arena:
     organizer_token: str
     move_timeout: float = 10.0
     log_dir: Path | None = None
+    #: Entrants one of whose programs has answered a request with a move (in this run).
+    proven: set[str] = field(default_factory=set)
 
     def play(self, game: ScheduledGame, stop: threading.Event) -> GameRecord:
         """Play one game of the schedule to its end (or a forfeit); raises GameInterrupted or GameFailed."""
@@ -63,10 +75,29 @@ class Arena:
                 entrant = self.entrants[name]
                 players.append(make_player(entrant, bot_seed(cfg, game, seat, entrant.spec), self.log_dir))
             results = self._play_seats(created.game_id, created.tokens, players, stop)
+            self._check_programs(game, players, results)
         finally:
             for p in players:
                 p.close()
         return _record(game, created.game_id, results, time.monotonic() - start)
+
+    def _check_programs(self, game: ScheduledGame, players: Sequence[Player], results: Sequence[SeatResult]) -> None:
+        """Raise EntrantBroken for a program that forfeited without ever answering a move, unless a process of
+        the same entrant has answered one before (then it is an ordinary forfeit)."""
+        for seat, (player, result) in enumerate(zip(players, results, strict=True)):
+            if not isinstance(player, ProgramBot):
+                continue
+            name = game.seats[seat]
+            if player.moves_answered:
+                self.proven.add(name)
+            elif result.forfeit and name not in self.proven:
+                entrant = self.entrants[name]
+                log = "no log" if self.log_dir is None else f"its stderr is in {self.log_dir / f'{name}.log'}"
+                raise EntrantBroken(
+                    f"entrant {name} ({shlex.join(entrant.argv)}) failed its first request: "
+                    f"{result.forfeit_reason}; {log}. A program entrant reads one JSON request per line on stdin "
+                    f"and answers each with a move line (clients/tournament/README.md)"
+                )  # fmt: skip
 
     def _create(self, game: ScheduledGame, stop: threading.Event) -> CreatedGame:
         """CreateGame with the organizer's deals, tried again for up to RECONNECT seconds while the referee is
@@ -151,6 +182,8 @@ class RunOutcome:
     failed: list[str] = field(default_factory=list)
     stopped: bool = False
     aborted: str | None = None
+    #: Aborted because an entrant's program does not work (EntrantBroken): a configuration to fix.
+    broken: bool = False
 
 
 def run_games(
@@ -184,6 +217,11 @@ def run_games(
             if exc is None:
                 on_record(fut.result())
                 outcome.recorded += 1
+            elif isinstance(exc, EntrantBroken):
+                outcome.failed.append(game.key)
+                if not stop.is_set():
+                    outcome.aborted, outcome.broken = str(exc), True
+                    halt()
             elif not isinstance(exc, GameInterrupted):
                 outcome.failed.append(game.key)
                 on_failure(game, str(exc))

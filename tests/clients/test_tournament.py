@@ -8,6 +8,7 @@ import csv
 import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -200,7 +201,11 @@ def test_small_tournament_end_to_end_with_its_own_referee(tmp_path: Path, capsys
     report = _report(out)
     assert report["complete"] and report["games_played"] == 24
     assert {s["entrant"] for s in report["standings"]} == names
-    assert all(s["played"] == 12 and s["forfeits"] == 0 for s in report["standings"])
+    assert all(s["games"] == 12 and s["forfeits"] == 0 for s in report["standings"])
+    assert all(s["won"] + s["shared"] + s["lost"] == 12 and s["pairings"] == 12 for s in report["standings"])
+    assert sum(s["won"] for s in report["standings"]) + sum(s["shared"] for s in report["standings"]) / 2 == 24
+    assert re.search(r"rank\s+entrant\s+elo\s+95% interval\s+games\s+won\s+shared\s+lost\s+forfeits\s+score", table)
+    assert "pairings" not in table.split("\n\n")[1]  # Gin: one pairwise result per game, no second set of counts
     ranks = [s["rank"] for s in report["standings"]]
     elos = [s["elo"] for s in report["standings"]]
     assert ranks == [1, 2, 3, 4] and elos == sorted(elos, reverse=True)
@@ -262,8 +267,8 @@ def test_interrupted_tournament_resumes_to_the_same_results(
     with open(broken / "journal.jsonl", "ab") as f:
         f.write(b'{"key":"1:gin|ran')  # as if it had died in the middle of a write
 
-    code, _ = _run(capsys, "--resume", "--out", str(broken), "--stop-after", "3")
-    assert code == 3
+    code = main(["--resume", "--out", str(broken), "--stop-after", "3", "--no-progress"])
+    assert code == 3, capsys.readouterr().err
     assert killed_at + 3 <= _journal_games(broken) < 24
     code, table = _run(capsys, "--resume", "--out", str(broken))
     assert code == 0 and "24 of 24 games played" in table
@@ -306,7 +311,8 @@ def test_bots_that_crash_hang_or_cheat_forfeit_and_the_tournament_finishes(
         assert standings[mode]["forfeits"] >= 4
         assert standings[mode]["elo"] < min(standings["gin"]["elo"], standings["random"]["elo"])
     assert standings["gin"]["forfeits"] == standings["random"]["forfeits"] == 0
-    assert standings["gin"]["wins"] >= 6  # every game against a misbehaving bot
+    assert standings["gin"]["won"] >= 6  # every game against a misbehaving bot
+    assert standings["gin"]["pairs_won"] >= 6
 
 
 def test_rummy_tournament_seats_every_entrant_in_every_seat(
@@ -325,4 +331,56 @@ def test_rummy_tournament_seats_every_entrant_in_every_seat(
     )
     for game in report["games"]:
         assert game["hands"] == 1 and len(game["totals"]) == 3 and game["winners"]
-    assert all(s["played"] == 3 and s["pairings"] == 6 for s in report["standings"])
+    assert all(s["games"] == 3 and s["pairings"] == 6 for s in report["standings"])
+    # game counts count games (3 each), the pairwise columns pairings (2 per game): labelled apart
+    assert all(s["won"] + s["shared"] + s["lost"] == 3 for s in report["standings"])
+    assert all(s["pairs_won"] + s["pairs_tied"] + s["pairs_lost"] == 6 for s in report["standings"])
+    assert sum(s["won"] + s["shared"] for s in report["standings"]) >= 3
+    header = re.search(r"rank\s+entrant.*", table)
+    assert header is not None and header.group(0).split() == [
+        "rank", "entrant", "elo", "95%", "interval", "games", "won", "shared", "lost", "forfeits", "pairings", "beat",
+        "tied", "lost", "to", "score"]  # fmt: skip
+    assert "pairings: results against each other seat at the table" in table
+
+
+def _broken_program(tmp_path: Path, kind: str) -> str:
+    """An entrant that does not speak the JSON-lines protocol."""
+    if kind == "grpc-bot":  # the README's gRPC bot, as the README once named it: it never reads its stdin
+        return _program("mine", str(ROOT / "clients" / "examples" / "my_bot.py"), "127.0.0.1:1")
+    if kind == "exits":
+        return _program("mine", "-c", "'import sys; sys.exit(4)'")
+    if kind == "silent":  # reads its requests and never answers
+        return _program("mine", "-c", "'import sys, time; sys.stdin.readline(); time.sleep(600)'")
+    script = tmp_path / "bot.sh"  # executable, but its interpreter does not exist: the start itself fails
+    script.write_text("#!/no/such/interpreter\n")
+    script.chmod(0o755)
+    return f"mine=cmd:{script}"
+
+
+@pytest.mark.parametrize("kind", ["grpc-bot", "exits", "silent", "cannot-start"])
+def test_an_entrant_program_that_cannot_start_or_never_answers_stops_the_tournament(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], referee: ServerThread
+) -> None:
+    out = tmp_path / "out"
+    code = main(["gin", "random", _broken_program(tmp_path, kind), "--deals", "3", "--seed", "broken",
+                 "--move-timeout", "3", "--referee", referee.address, "--organizer-token", ORGANIZER,
+                 "--out", str(out), "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2, err
+    log = out / "logs" / "mine.log"
+    assert "entrant mine (" in err and "failed its first request" in err and str(log) in err, err
+    assert "JSON request per line" in err and "nothing was kept" in err
+    assert not (out / "journal.jsonl").exists()  # nothing was recorded: once fixed, the same command starts afresh
+    assert not (out / "results.json").exists()
+
+
+def test_a_program_that_answered_before_forfeits_later_games_as_usual(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], referee: ServerThread
+) -> None:
+    """A program that has answered once speaks the protocol: a later crash is that game's forfeit, not a stop."""
+    script = tmp_path / "bad_bot.py"
+    script.write_text(BAD_BOT)
+    code, _ = _run(capsys, "gin", _program("crash", str(script), "crash", "1"), "--deals", "1", "--seed", "late",
+                   "--referee", referee.address, "--organizer-token", ORGANIZER, "--out", str(tmp_path / "out"))
+    assert code == 0
+    assert all(g["forfeits"] for g in _report(tmp_path / "out")["games"])
