@@ -26,7 +26,7 @@ from clients.tournament.play import Arena, RunOutcome, run_games
 from clients.tournament.progress import progress_bar
 from clients.tournament.referee import RefereeStartError, referee
 from clients.tournament.report import NO_CHART, summarize, table_text, write_files
-from clients.tournament.schedule import Config, ConfigError, ScheduledGame, parse_option, schedule
+from clients.tournament.schedule import RECORDS_DIR, Config, ConfigError, ScheduledGame, parse_option, schedule
 
 JOURNAL = "journal.jsonl"
 EXIT_FAILED, EXIT_CONFIG, EXIT_STOPPED, EXIT_INTERRUPTED = 1, 2, 3, 130
@@ -177,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = write_files(summary, args.out)
     print(table_text(summary))
     print("\nwrote " + ", ".join(str(p) for p in paths.values()))
+    print(f"game records (rummy replay FILE): {args.out / RECORDS_DIR}/ ({len(kept)} games)")
     if "chart" not in paths:
         print(f"rummy-tournament: {NO_CHART}", file=sys.stderr)
     if outcome.failed:
@@ -219,7 +220,7 @@ def _play(
             bar.write(f"rummy-tournament: game {game.key} failed: {message}", file=sys.stderr)
 
         arena = Arena(config, {e.name: e for e in entrants}, client, ref.organizer_token, args.move_timeout,
-                      args.out / "logs")  # fmt: skip
+                      args.out / "logs", out_dir=args.out)  # fmt: skip
         try:
             return run_games(arena, todo, args.parallel, on_record, on_failure, args.stop_after)
         finally:

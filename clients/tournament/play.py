@@ -19,9 +19,10 @@ from pathlib import Path
 
 from clients.runner import SeatResult, play_seat
 from clients.sdk import CreatedGame, RefereeClient, RefereeError, SeatSpec
+from clients.sdk.records import save_record
 from clients.tournament.entrants import Entrant, Player, ProgramBot, make_player
 from clients.tournament.journal import GameRecord
-from clients.tournament.schedule import Config, ScheduledGame, bot_seed, deal_seed, preset_deals
+from clients.tournament.schedule import Config, ScheduledGame, bot_seed, deal_seed, preset_deals, record_name
 
 #: How often a seat waiting for its turn looks at the game anyway (so a stop is noticed within that time).
 IDLE_CHECK = 0.5
@@ -63,6 +64,8 @@ class Arena:
     log_dir: Path | None = None
     #: Entrants one of whose programs has answered a request with a move (in this run).
     proven: set[str] = field(default_factory=set)
+    #: Where each game's record is written (``record_name`` of its key, relative to it); None: nowhere.
+    out_dir: Path | None = None
 
     def play(self, game: ScheduledGame, stop: threading.Event) -> GameRecord:
         """Play one game of the schedule to its end (or a forfeit); raises GameInterrupted or GameFailed."""
@@ -73,13 +76,30 @@ class Arena:
         try:
             for seat, name in enumerate(game.seats):
                 entrant = self.entrants[name]
-                players.append(make_player(entrant, bot_seed(cfg, game, seat, entrant.spec), self.log_dir))
+                players.append(make_player(entrant, bot_seed(cfg, game, seat, entrant.spec), self.log_dir,
+                                           self.move_timeout))  # fmt: skip
             results = self._play_seats(created.game_id, created.tokens, players, stop)
             self._check_programs(game, players, results)
         finally:
             for p in players:
                 p.close()
-        return _record(game, created.game_id, results, time.monotonic() - start)
+        record = _record(game, created.game_id, results, time.monotonic() - start)
+        self._save(game, created.game_id, record)
+        return record
+
+    def _save(self, game: ScheduledGame, game_id: str, record: GameRecord) -> None:
+        """Write the game's record (GetReplay, as the organizer): the game is not recorded without it."""
+        if self.out_dir is None:
+            return
+        meta = {"tournament_game": game.key, "deal": game.deal, "entrants": list(game.seats),
+                "forfeits": list(record.forfeits), "reasons": list(record.reasons)}  # fmt: skip
+        try:
+            save_record(self.client, game_id, self.out_dir / record_name(game.key), token=self.organizer_token,
+                        meta=meta)  # fmt: skip
+        except RefereeError as exc:
+            raise GameFailed(f"game {game_id}: its record could not be fetched: {exc}") from exc
+        except OSError as exc:
+            raise GameFailed(f"game {game_id}: its record could not be written: {exc}", fatal=True) from exc
 
     def _check_programs(self, game: ScheduledGame, players: Sequence[Player], results: Sequence[SeatResult]) -> None:
         """Raise EntrantBroken for a program that forfeited without ever answering a move, unless a process of
@@ -136,8 +156,9 @@ class Arena:
     ) -> list[SeatResult]:
         game_stop = threading.Event()  # set on a forfeit or a tournament stop: the other seats give up
         with cf.ThreadPoolExecutor(len(players), thread_name_prefix=f"seat-{game_id[:6]}") as pool:
-            futures = [
-                pool.submit(play_seat, self.client, game_id, tokens[seat], player, move_timeout=self.move_timeout,
+            futures = [  # a program keeps its own time (its start-up is not counted against its first move)
+                pool.submit(play_seat, self.client, game_id, tokens[seat], player,
+                            move_timeout=None if isinstance(player, ProgramBot) else self.move_timeout,
                             max_rejections=0, idle_check=IDLE_CHECK, reconnect_timeout=RECONNECT, stop=game_stop)
                 for seat, player in enumerate(players)
             ]  # fmt: skip

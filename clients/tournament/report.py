@@ -18,7 +18,7 @@ from typing import Any
 
 from clients.tournament.journal import GameRecord
 from clients.tournament.ratings import Rating, Result, head_to_head, ratings
-from clients.tournament.schedule import Config, rating_seed
+from clients.tournament.schedule import Config, rating_seed, record_name
 
 #: Why ratings.png is missing when matplotlib is not installed (the chart is the ``tournament`` extra).
 NO_CHART = ("ratings.png not written: matplotlib is not installed "
@@ -197,6 +197,7 @@ def to_json(summary: Summary) -> dict[str, Any]:
 def _game_json(r: GameRecord) -> dict[str, Any]:
     d = r.to_dict()
     del d["seconds"]  # the report holds only what the same seed always gives (timings stay in the journal)
+    d["record"] = record_name(r.key)
     return d
 
 
@@ -214,11 +215,12 @@ def write_files(summary: Summary, out_dir: Path) -> dict[str, Path]:
     game_rows = [
         {"key": r.key, "deal": r.deal, **{f"seat{i}": r.seats[i] for i in range(n)},
          **{f"total{i}": r.totals[i] for i in range(n)}, "winners": " ".join(r.seats[w] for w in r.winners),
-         "forfeits": " ".join(r.seats[f] for f in r.forfeits), "hands": r.hands, "game_id": r.game_id}
+         "forfeits": " ".join(r.seats[f] for f in r.forfeits), "hands": r.hands, "game_id": r.game_id,
+         "record": record_name(r.key)}
         for r in summary.records
     ]  # fmt: skip
     fields = ["key", "deal", *[f"seat{i}" for i in range(n)], *[f"total{i}" for i in range(n)], "winners",
-              "forfeits", "hands", "game_id"]  # fmt: skip
+              "forfeits", "hands", "game_id", "record"]  # fmt: skip
     _csv(paths["games"], fields, game_rows)
     if not chart(summary, paths["chart"]):
         del paths["chart"]

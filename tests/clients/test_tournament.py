@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from clients.sdk.records import load_record
 from clients.tournament.cli import main
 from clients.tournament.entrants import parse_entrant
 from clients.tournament.journal import GameRecord, Journal
@@ -36,6 +37,7 @@ from clients.tournament.schedule import (
 )
 from server.redis_launcher import find_redis_server
 from tests.clients.clientkit import ORGANIZER, ROOT, ServerThread
+from tests.clients.recordkit import replay_first_hand
 
 EXAMPLE_BOT = ROOT / "clients" / "tournament" / "examples" / "program_bot.py"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -238,6 +240,19 @@ def test_small_tournament_end_to_end_with_its_own_referee(tmp_path: Path, capsys
     assert _journal_games(out) == 24
     assert (out / "logs" / "referee.log").exists()
 
+    # every game saved: its record names the game, and its moves played again through the engine make its events
+    records = sorted((out / "games").glob("*.json"))
+    assert len(records) == 24
+    by_key = {g["key"]: g for g in report["games"]}
+    for path in records:
+        record = load_record(path)
+        game = by_key[record["meta"]["tournament_game"]]
+        assert out / game["record"] == path and record["game_id"] == game["game_id"]
+        assert record["players"] == game["seats"] and record["result"]["over"]
+        assert record["result"]["winners"] == game["winners"] and record["result"]["totals"] == game["totals"]
+        assert len(record["deals"]) == 1 and replay_first_hand(record) == len(record["moves"]) > 0
+    assert f"game records (rummy replay FILE): {out / 'games'}/ (24 games)" in table
+
 
 def test_interrupted_tournament_resumes_to_the_same_results(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], referee: ServerThread
@@ -288,10 +303,9 @@ def test_bots_that_crash_hang_or_cheat_forfeit_and_the_tournament_finishes(
     entrants = ["gin", "random", *(_program(mode, str(script), mode, after) for mode, after in bad.items())]
     out = tmp_path / "out"
     started = time.monotonic()
-    code, table = _run(capsys, *entrants, "--deals", "1", "--seed", "faults", "--move-timeout", "1",
-                       "--parallel", "4", "--referee", referee.address, "--organizer-token", ORGANIZER,
-                       "--out", str(out))  # fmt: skip
-    assert code == 0, table
+    code = main([*entrants, "--deals", "1", "--seed", "faults", "--move-timeout", "1", "--parallel", "4",
+                 "--referee", referee.address, "--organizer-token", ORGANIZER, "--out", str(out), "--no-progress"])
+    assert code == 0, capsys.readouterr().err
     assert time.monotonic() - started < 40
     report = _report(out)
     assert report["complete"] and report["games_played"] == 20
@@ -302,6 +316,8 @@ def test_bots_that_crash_hang_or_cheat_forfeit_and_the_tournament_finishes(
         if len(culprits) == 1:  # against a well-behaved bot the misbehaving one always forfeits
             assert [seats[i] for i in game["forfeits"]] == culprits and game["winners"] == []
             assert reasons[culprits[0]] in game["reasons"][0], game
+            record = load_record(out / game["record"])  # a forfeited game is saved too, as far as it went
+            assert not record["result"]["over"] and record["meta"]["forfeits"] == game["forfeits"]
         elif len(culprits) == 2:  # two of them: whichever misbehaves first
             assert len(game["forfeits"]) == 1
         else:
