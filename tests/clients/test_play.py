@@ -271,6 +271,17 @@ def test_a_hand_played_by_number_through_a_terminal(terminal: list[Terminal]) ->
     t.send("table")
     t.expect(r"── Gin Rummy \(gin\) · hand 1 · dealer: You ──")
     t.expect(r"\n> ")
+    t.send("draw stock")
+    eleven = t.expect(r"Your hand \(11\):  (.*)\n  melds: (.*)\n  deadwood (\d+) after discarding (\S+) "
+                      r"\(the best discard\)")
+    hand = _shown_cards(eleven.group(1))
+    mask = sum(1 << engine.parse_card(c) for c in hand)
+    after = {c: engine.min_deadwood(mask & ~(1 << engine.parse_card(c))) for c in hand}
+    named = _shown_cards(eleven.group(4))[0]
+    assert int(eleven.group(3)) == after[named] == min(after.values())  # the 10 cards kept, not the 11
+    asked = t.expect(r"Your turn: (discard a card[^.]*)\.\n((?:  .*\n)+)")
+    assert ("or knock" in asked.group(1)) == ("knock " in asked.group(2))
+    t.expect(r"(?m)^> ")
     for _ in range(200):
         t.send("1")
         found = t.expect(r"(Hand 1 is over: [^\n]*)|(\n> )", timeout=20)
