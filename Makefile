@@ -104,10 +104,10 @@ proto-check: venv
 	  echo "proto-check: FAILED, run 'make proto' and commit $(PROTO_OUT)/" >&2; exit 1; fi; \
 	echo "proto-check: $(PROTO_OUT)/ is up to date"
 
-# A tournament (rummy-tournament, with its chart and progress bar): the bundled bots and the example program on
-# four duplicate deals by default; TOURNAMENT_ARGS gives other entrants and flags.
-TOURNAMENT_ARGS ?= random gin strong 'example=cmd:python3 clients/tournament/examples/program_bot.py' \
-  --deals 4 --out tournament-results
+# A tournament (rummy-tournament, with its chart and progress bar): the README's, by default (into results/; a
+# second run wants --resume or another --out); TOURNAMENT_ARGS gives other entrants and flags.
+TOURNAMENT_ARGS ?= random random@2 gin 'example=cmd:python3 clients/tournament/examples/program_bot.py' \
+  --deals 10 --out results/
 tournament: $(TOURNAMENT_STAMP)
 	$(BIN)/rummy-tournament $(TOURNAMENT_ARGS)
 

@@ -9,6 +9,7 @@ import itertools
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -400,3 +401,29 @@ def test_a_program_that_answered_before_forfeits_later_games_as_usual(
                    "--referee", referee.address, "--organizer-token", ORGANIZER, "--out", str(tmp_path / "out"))
     assert code == 0
     assert all(g["forfeits"] for g in _report(tmp_path / "out")["games"])
+
+
+def test_the_readme_tournament_command_plays_and_saves_the_game_it_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], referee: ServerThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's command as written (one deal instead of ten, on the suite's referee), from the repository's
+    root, and the record the README's `rummy replay` line names; `make tournament` plays the same command."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Run a tournament", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    command = next(line for line in block.replace("\\\n", " ").splitlines() if "rummy-tournament " in line)
+    argv = shlex.split(command.split("#")[0])
+    assert argv[0] == ".venv/bin/rummy-tournament"
+    make_args = subprocess.run(["make", "-n", "-C", str(ROOT), "tournament"], capture_output=True, text=True,
+                               timeout=60).stdout  # fmt: skip
+    assert shlex.join(argv[1:]) in " ".join(shlex.join(shlex.split(line)) for line in make_args.splitlines())
+    args = argv[1:]
+    args[args.index("--deals") + 1] = "1"
+    args[args.index("--out") + 1] = str(tmp_path / "results")
+    monkeypatch.chdir(ROOT)
+    code, table = _run(capsys, *args, "--seed", "readme", "--referee", referee.address, "--organizer-token",
+                       ORGANIZER)  # fmt: skip
+    assert code == 0, table
+    assert all(s["forfeits"] == 0 for s in _report(tmp_path / "results")["standings"])  # the example entrant plays
+    replay_line = next(line for line in readme.splitlines() if "rummy replay results/games/" in line)
+    record = replay_line.split("rummy replay results/", 1)[1].split()[0].rstrip("`")
+    assert load_record(tmp_path / "results" / record)["meta"]["tournament_game"] == "0:random|gin"
