@@ -186,10 +186,12 @@ def write_record(record: Mapping[str, Any], path: str | os.PathLike[str]) -> Pat
 
 
 def save_record(client: RefereeClient, game_id: str, path: str | os.PathLike[str], *, token: str | None = None,
-                meta: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
-    """Fetch the whole game with GetReplay (every page; any token of the game once the match is over, the
-    organizer's at any time) and write its record to ``path``; returns the record."""
-    record = record_from_replay(game_id, client.get_replay(game_id, token=token), meta)
+                meta: Mapping[str, Any] | None = None, page_size: int = 0) -> dict[str, Any]:  # fmt: skip
+    """Fetch the whole game with GetReplay (every page, of ``page_size`` events, 0: the referee's default; any
+    token of the game once the match is over, the organizer's at any time) and write its record to ``path``;
+    returns the record."""
+    replay = client.get_replay(game_id, token=token, max_events=page_size)
+    record = record_from_replay(game_id, replay, meta)
     write_record(record, path)
     return record
 

@@ -45,7 +45,9 @@ def gin_record(referee: ServerThread, tmp_path_factory: pytest.TempPathFactory) 
     game_id = _play_match(referee, "gin", ["gin", "gin"], 150, b"record-gin-seed!" * 2)
     path = tmp_path_factory.mktemp("records") / "gin.json"
     with RefereeClient(referee.address, ORGANIZER) as client:
-        save_record(client, game_id, path, meta={"label": "gin match"})
+        record = save_record(client, game_id, path, meta={"label": "gin match"})
+        paged = save_record(client, game_id, path.with_name("paged.json"), meta={"label": "gin match"}, page_size=7)
+    assert paged == record and len(record["events"]) > 7  # the pages of GetReplay, joined
     return path
 
 
@@ -82,7 +84,17 @@ def test_a_rummy_record_replays_through_the_engine(referee: ServerThread, tmp_pa
         record = save_record(client, game_id, tmp_path / "rummy.json")
     assert load_record(tmp_path / "rummy.json") == json.loads(json.dumps(record))
     assert len(record["deals"]) == 1 and replay_first_hand(record) == len(record["moves"])
-    assert any(m["move"].startswith("meld ") for m in record["moves"]) or record["result"]["over"]
+    shown = _rummy_play("replay", str(tmp_path / "rummy.json"))
+    assert shown.returncode == 0, shown.stderr
+    assert "Players: rummy-0, random-1, rummy-2" in shown.stdout and shown.stdout.count("\nmove ") == len(
+        record["moves"])
+    assert "\n  rummy-2   ( 7)  " in shown.stdout and "deadwood" not in shown.stdout.split("━━")[0]
+    assert "Match over." in shown.stdout
+    # a tournament's results.json names the directory of its records
+    (tmp_path / "results.json").write_text(json.dumps({"tournament": {}, "games": []}))
+    (tmp_path / "games").mkdir()
+    (tmp_path / "rummy.json").rename(tmp_path / "games" / "rummy.json")
+    assert _rummy_play("replay", str(tmp_path / "results.json"), "--no-pause").stdout == shown.stdout
 
 
 def test_an_event_that_names_its_move_is_taken_at_its_word() -> None:
