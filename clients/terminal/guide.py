@@ -43,10 +43,6 @@ def commands(game: str) -> str:
     return _COMMANDS.format(moves=_GIN_MOVES if game == "gin" else _RUMMY_MOVES)
 
 
-#: The commands of a Gin game (kept for callers of the earlier constant).
-COMMANDS = commands("gin")
-
-
 def phase_ask(phase: str, legal: Sequence[engine.Move]) -> str:
     """What the phase asks of the player, naming only what the legal moves allow (a knock, big gin)."""
     ask = PHASE_ASKS.get(phase, phase)
