@@ -4,7 +4,8 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
 
-# dependencies first (a layer that changes only with pyproject.toml), then the code
+# dependencies first (a layer that changes only with pyproject.toml), then the code. The runtime only: no extra
+# (no dev tools, no tournament chart or progress bar).
 COPY pyproject.toml README.md ./
 RUN mkdir engine server clients rummy_pb && pip install . && pip uninstall -y rummy-referee
 COPY engine engine

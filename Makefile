@@ -7,6 +7,11 @@ BIN := $(VENV)/bin
 MYPY_PATHS ?= engine server clients
 PROTO_OUT ?= rummy_pb
 
+# What is installed into the venv, one stamp per set: the runtime (`make run`: the referee and its clients, nothing
+# else), the runtime plus the tournament's chart and progress bar (`make tournament`), and everything `make test`
+# needs (the dev tools and the tournament extra). A larger set's install also stamps the smaller ones.
+RUN_STAMP := $(VENV)/.installed-run
+TOURNAMENT_STAMP := $(VENV)/.installed-tournament
 DEV_STAMP := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
@@ -18,23 +23,39 @@ protoc_gen = mkdir -p $(1) && PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m g
   --python_out=$(1) --grpc_python_out=$(1) --mypy_out=$(1) --mypy_grpc_out=$(1) proto/rummy/v1/*.proto \
   && $(BIN)/python proto/postprocess.py $(1)
 
-.PHONY: venv run test proto proto-check bench node FORCE
+.PHONY: venv runtime run test proto proto-check bench node tournament FORCE
 
 venv: $(DEV_STAMP)
+
+# The runtime alone, as `make run` installs it.
+runtime: $(RUN_STAMP)
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) || { \
 	  echo "error: '$(PYTHON) -m venv' failed (on Debian/Ubuntu: apt-get install python3-venv)" >&2; exit 1; }
 
-# Installs again only when pyproject.toml changes, the venv is new, or a top-level package directory appeared
-# or went away since the last install (the editable install maps only the packages that existed then).
+# A set installs again only when pyproject.toml changes, the venv is new, or a top-level package directory
+# appeared or went away since its last install (the editable install maps only the packages that existed then).
 PACKAGES := $(wildcard engine server clients rummy_pb)
-ifneq ($(strip $(shell cat $(DEV_STAMP) 2>/dev/null)),$(strip $(PACKAGES)))
-$(DEV_STAMP): FORCE
+define reinstall_when_packages_change
+ifneq ($$(strip $$(shell cat $(1) 2>/dev/null)),$$(strip $$(PACKAGES)))
+$(1): FORCE
 endif
+endef
+$(foreach stamp,$(RUN_STAMP) $(TOURNAMENT_STAMP) $(DEV_STAMP),$(eval $(call reinstall_when_packages_change,$(stamp))))
+
+# $(1): what to install ('.' or '.[extras]'), $(2): the stamps it satisfies.
+install = $(BIN)/python -m pip install --disable-pip-version-check -e '$(1)' \
+  && for s in $(2); do echo '$(PACKAGES)' >$$s; done
+
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(call install,.,$(RUN_STAMP))
+
+$(TOURNAMENT_STAMP): pyproject.toml | $(BIN)/python
+	$(call install,.[tournament],$(TOURNAMENT_STAMP) $(RUN_STAMP))
+
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --disable-pip-version-check -e '.[dev]'
-	@echo '$(PACKAGES)' >$@
+	$(call install,.[dev],$(DEV_STAMP) $(TOURNAMENT_STAMP) $(RUN_STAMP))
 
 FORCE:
 
@@ -42,7 +63,7 @@ $(BENCH_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --disable-pip-version-check -e '.[bench]'
 	@touch $@
 
-run: venv
+run: runtime
 	$(BIN)/rummy-referee serve
 
 # mypy skips (and says so) a listed directory that holds no Python file yet; a missing path is an error.
@@ -82,6 +103,13 @@ proto-check: venv
 	if [ $$status -ne 0 ]; then \
 	  echo "proto-check: FAILED, run 'make proto' and commit $(PROTO_OUT)/" >&2; exit 1; fi; \
 	echo "proto-check: $(PROTO_OUT)/ is up to date"
+
+# A tournament (rummy-tournament, with its chart and progress bar): the README's, by default (into results/; a
+# second run wants --resume or another --out); TOURNAMENT_ARGS gives other entrants and flags.
+TOURNAMENT_ARGS ?= random random@2 gin 'example=cmd:python3 clients/tournament/examples/program_bot.py' \
+  --deals 10 --out results/
+tournament: $(TOURNAMENT_STAMP)
+	$(BIN)/rummy-tournament $(TOURNAMENT_ARGS)
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/engine.py

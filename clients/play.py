@@ -1,4 +1,5 @@
-"""``rummy play``: play a match against the bundled bots in a terminal, through the referee's public gRPC API.
+"""``rummy play``: play a match against the bundled bots in a terminal, through the referee's public gRPC API;
+``rummy replay FILE``: step through a saved game (``clients.terminal.replay``).
 
 Without ``--referee`` a private referee is started for the game (``rummy-referee serve`` with its zero-setup
 redis-server, in a temporary directory, stopped at the end); ``--seed`` is only for that local referee, whose
@@ -15,9 +16,12 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 from clients.bots import BOTS, make_bot
 from clients.sdk import RefereeClient, RefereeError, SeatSpec
+from clients.sdk.records import RecordError
+from clients.terminal import replay as replay_view
 from clients.terminal.local import LocalReferee, LocalRefereeError
 from clients.terminal.render import Style, detect_style
 from clients.terminal.session import BotSeat, Session
@@ -55,6 +59,19 @@ def _parser() -> argparse.ArgumentParser:
     play.add_argument("--name", default=os.environ.get("USER") or "Player", help="your display name")
     play.add_argument("--no-color", action="store_true", help="no ANSI colours (also: NO_COLOR=1)")
     play.add_argument("--ascii", action="store_true", help="suit letters instead of symbols")
+    replay = commands.add_parser(
+        "replay", help="step through a saved game, every hand face up",
+        description="Step through a saved game record (rummy-tournament saves one per game in games/ of its "
+                    "output directory; clients.sdk.records.save_record saves any game): Enter for the next move, "
+                    "q to quit. Every step is printed at once when the input is not a terminal, or with --no-pause.",
+    )
+    replay.add_argument("file", type=Path, metavar="FILE",
+                        help="a game record, a directory of them, or a tournament's output directory")
+    replay.add_argument("--game", metavar="ID", help="the game to show, when FILE holds several: its game id, "
+                                                     "tournament game key (0:gin|random) or file name")
+    replay.add_argument("--no-pause", action="store_true", help="print every step at once")
+    replay.add_argument("--no-color", action="store_true", help="no ANSI colours (also: NO_COLOR=1)")
+    replay.add_argument("--ascii", action="store_true", help="suit letters instead of symbols")
     return parser  # fmt: skip
 
 
@@ -188,10 +205,28 @@ def _complete_with(session: Session) -> None:
     readline.parse_and_bind("tab: complete")
 
 
+def replay(args: argparse.Namespace) -> int:
+    """``rummy replay``: the exit status."""
+    try:
+        _, record = replay_view.pick(replay_view.find_games(args.file), args.game)
+    except RecordError as exc:
+        print(f"rummy replay: {exc}", file=sys.stderr)
+        return 2
+    style = detect_style(sys.stdout, no_color=args.no_color, ascii_only=args.ascii)
+    interactive = not args.no_pause and sys.stdin.isatty()
+    try:
+        replay_view.run(record, style, lambda text: print(text, flush=True), input if interactive else None)
+    except BrokenPipeError:  # piped into a pager or head that has seen enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``rummy`` command."""
     args = _parser().parse_args(argv)
     try:
+        if args.command == "replay":
+            return replay(args)
         return play(args)
     except KeyboardInterrupt:
         print("\nInterrupted. Bye!", file=sys.stderr)

@@ -3,29 +3,55 @@ and the commands (``help``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import engine
 
 PHASE_ASKS = {
     "take_or_pass": "take the upcard ('draw discard') or pass",
     "draw": "draw from the stock, or take the top of the discard pile",
-    "discard": "discard a card, or knock",
+    "discard": "discard a card",
     "play": "meld and lay off as you like, then discard (or go out)",
     "layoff": "lay down your melds and lay off on the knocker's melds, then 'done' (or 'declare best')",
     "last_card": "take the last discard only to knock or go big gin with it, or pass",
 }
 
-COMMANDS = """\
+_GIN_MOVES = """\
+  <move>          type a move: draw stock, draw discard, pass, discard 7h, knock td, big_gin;
+                  after a knock: meld 7h 8h 9h, layoff 7s #2 (card, then the table meld's #id), declare best,
+                  done  (10 or t for ten)"""
+
+_RUMMY_MOVES = """\
+  <move>          type a move: draw stock, draw discard, meld 7h 8h 9h, layoff 7s #2 (card, then the table
+                  meld's #id), discard 7h  (10 or t for ten)"""
+
+_COMMANDS = """\
 Commands:
   <number>        play the move with that number in the list
-  <move>          type a move: draw stock, draw discard, pass, discard 7h, knock td, meld 7h 8h 9h,
-                  layoff 7s 2 (card, then the table meld's #id), declare best, done  (10 or t for ten)
+{moves}
   moves           list the legal moves again
   hand / table    redraw your hand / the whole table
   sort            sort your hand by suit or by rank
   hint            the move the strong bot would make
   help            this text
   quit            leave the game"""
+
+
+def commands(game: str) -> str:
+    """The commands, with the moves of ``game`` ("gin" or "rummy")."""
+    return _COMMANDS.format(moves=_GIN_MOVES if game == "gin" else _RUMMY_MOVES)
+
+
+def phase_ask(phase: str, legal: Sequence[engine.Move]) -> str:
+    """What the phase asks of the player, naming only what the legal moves allow (a knock, big gin)."""
+    ask = PHASE_ASKS.get(phase, phase)
+    if phase == "discard":
+        extra = [word for kind, word in ((engine.Knock, "knock"), (engine.BigGin, "go big gin"))
+                 if any(isinstance(m, kind) for m in legal)]  # fmt: skip
+        if extra:
+            ask += ", or " + " or ".join(extra)
+    return ask
 
 
 def _gin_rules(rules: Mapping[str, Any]) -> str:
@@ -77,4 +103,4 @@ def help_text(game: str, rules: Mapping[str, Any]) -> str:
     target = rules.get("target_score")
     if target:
         text += f"\nThe match is won by the first to {target} points."
-    return text + "\n\n" + COMMANDS
+    return text + "\n\n" + commands(game)

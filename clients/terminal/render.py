@@ -224,21 +224,63 @@ def table(view: View, names: Sequence[str], style: Style, *, title: str, by_rank
     return "\n".join(lines)
 
 
+def best_discard(view: View) -> tuple[str, int] | None:
+    """Gin, a hand of 11 cards to discard from: the discard that leaves the least deadwood, and that deadwood (a
+    tie goes to the higher card); None otherwise. The card just taken from the pile is not a candidate unless the
+    rules allow discarding it."""
+    if view.game != "gin" or len(view.hand) <= 10:
+        return None
+    mask = card_mask(view.hand)
+    allowed = [c for c in view.hand if c != view.taken_card or view.rules.get("discard_taken_card_allowed")]
+    if not allowed:
+        return None
+    scored = [(engine.min_deadwood(mask & ~(1 << card_int(c))), -engine.mask_value(1 << card_int(c)),
+               display_key(c), c) for c in allowed]  # fmt: skip
+    dead, _, _, best = min(scored)
+    return best, dead
+
+
+def melds_line(mask: int, style: Style, ace_high: bool = False) -> str:
+    """Which cards of ``mask`` form melds (one best arrangement), and the cards left over."""
+    if not mask:
+        return "melds: -"
+    _, melds = engine.best_arrangement(mask, ace_high)
+    covered = 0
+    for m in melds:
+        covered |= m
+    rest = [engine.card_text(c) for c in engine.cards_of(mask & ~covered)]
+    shown = " · ".join(cards([engine.card_text(c) for c in engine.cards_of(m)], style, sort=True) for m in melds)
+    return f"melds: {shown or 'none yet'}   unmatched: {cards(rest, style, sort=True)}"
+
+
 def hand_block(view: View, style: Style, by_rank: bool = False) -> str:
-    """The human's hand, sorted, with the Gin deadwood and the card just taken."""
+    """The human's hand, sorted; the cards that form melds; in Gin its deadwood (with 11 cards: after the best
+    discard); the card just taken."""
     line = f"Your hand ({len(view.hand)}):  {hand_line(view.hand, style, by_rank)}"
     notes = []
+    mask = card_mask(view.hand)
+    kept = mask
+    after = ""
     if view.game == "gin" and view.hand:
-        dead = engine.min_deadwood(card_mask(view.hand))
+        best = best_discard(view)
+        if best is not None:
+            kept = mask & ~(1 << card_int(best[0]))
+            note = f"deadwood {best[1]} after discarding {card(best[0], style)} (the best discard)"
+            after = " (after that discard)"
+        else:
+            note = f"deadwood {engine.min_deadwood(mask)}"
         limit = view.knock_limit
-        note = f"deadwood {dead}"
         if view.phase in ("take_or_pass", "draw", "discard", "last_card"):
             note += f" (knock at {limit} or less)" if limit else " (gin only: this deal's knock limit is 0)"
         notes.append(note)
     if view.taken_card:
         rule = "" if view.rules.get("discard_taken_card_allowed") else " (not to be discarded this turn)"
         notes.append(f"taken from the pile: {card(view.taken_card, style)}{rule}")
-    return line + ("\n  " + " · ".join(notes) if notes else "")
+    ace_high = view.game != "gin" and bool(view.rules.get("ace_high_low"))
+    lines = [line, f"  {melds_line(kept, style, ace_high)}{after}" if view.hand else ""]
+    if notes:
+        lines.append("  " + " · ".join(notes))
+    return "\n".join(x for x in lines if x)
 
 
 def _int(value: Any) -> int | None:

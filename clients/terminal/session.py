@@ -8,6 +8,7 @@ up to the version it is about to show before it draws the table, so what the bot
 from __future__ import annotations
 
 import queue
+import re
 import shutil
 import sys
 import threading
@@ -25,7 +26,7 @@ from clients.runner import SeatResult, play_seat
 from clients.sdk import GameSnapshot, RefereeClient, RefereeError
 from clients.terminal import render
 from clients.terminal.events import describe
-from clients.terminal.guide import PHASE_ASKS, help_text
+from clients.terminal.guide import help_text, phase_ask
 from clients.terminal.render import Style
 
 #: How long the loop waits for the stream to deliver the events of a version it already holds a view of.
@@ -35,6 +36,13 @@ QUIET_S = 0.05
 _ALIASES = {"stock": "draw stock", "s": "draw stock", "pile": "draw discard", "take": "draw discard",
             "declare": "declare best"}  # fmt: skip
 _COMMANDS = ("help", "hand", "table", "moves", "sort", "hint", "quit")
+#: A table meld's id as the table shows it (``#2``): typed moves may name it so.
+_MELD_ID = re.compile(r"#\s*(\d+)")
+
+
+def move_input(text: str) -> str:
+    """A typed move in the form ``engine.parse_move`` reads: suit symbols as letters, ``#2`` as ``2``."""
+    return _MELD_ID.sub(r"\1", render.card_input(text))
 
 
 class _Ended:
@@ -112,6 +120,7 @@ class Session:
         self._seen = (-1, 0)
         self._ended = False
         self._watch: Any = None
+        self._revealed = False  # a hand's end was shown: the next deal waits for Enter
 
     def say(self, text: str = "") -> None:
         """Print a line (or several)."""
@@ -154,9 +163,23 @@ class Session:
             return
         self._seen = position
         self.hint_bot.observe(item)
+        if item.get("kind") == "hand_started" and self._revealed:
+            self._next_hand(int(item.get("hand_no", 0)))
+        self._revealed = item.get("kind") == "hand_ended"
         text = describe(item, self.names, self.style, self.rules)
         if text:
             self.say(text)
+
+    def _next_hand(self, hand_no: int) -> None:
+        """Wait for Enter between the end of a hand and the next deal (raises Quit)."""
+        try:
+            answer = self.ask(f"Press Enter to deal hand {hand_no + 1} (q to quit) ").strip().lower()
+        except (EOFError, KeyboardInterrupt):
+            self.say()
+            raise Quit from None
+        if answer in ("q", "quit", "exit"):
+            self.say("Leaving the game. Bye!")
+            raise Quit
 
     def pump(self, timeout: float) -> bool:
         """Print the events that arrive within ``timeout`` seconds (then any already queued): True if any came."""
@@ -196,6 +219,12 @@ class Session:
 
     def run(self, snap: GameSnapshot) -> bool:
         """Play until the match is over (True) or the player quits or a bot stops (False)."""
+        try:
+            return self._run(snap)
+        except Quit:
+            return False
+
+    def _run(self, snap: GameSnapshot) -> bool:
         title = self.title or _title(snap)
         self.say(self.style.bold(f"{title}: you are playing against {', '.join(self.names[1:])}.") +
                  " Type 'help' for the rules and the commands.")  # fmt: skip
@@ -222,10 +251,7 @@ class Session:
                 shown = turn
             else:
                 self.say(render.hand_block(snap.view, self.style, self.by_rank))
-            try:
-                snap = self.turn(snap, title)
-            except Quit:
-                return False
+            snap = self.turn(snap, title)
 
     def turn(self, snap: GameSnapshot, title: str) -> GameSnapshot:
         """Offer the moves, read until a move is accepted; the new snapshot (raises Quit)."""
@@ -247,8 +273,7 @@ class Session:
             return result.snapshot
 
     def _offer(self, snap: GameSnapshot, moves: Sequence[engine.Move]) -> None:
-        ask = PHASE_ASKS.get(snap.phase, snap.phase)
-        self.say(self.style.bold(f"Your turn: {ask}."))
+        self.say(self.style.bold(f"Your turn: {phase_ask(snap.phase, moves)}."))
         width = shutil.get_terminal_size((100, 24)).columns
         self.say(render.numbered([render.move(m, self.style, snap.view) for m in moves], width))
         self.completions = [*_COMMANDS, *(engine.move_text(m).lower() for m in moves)]
@@ -261,7 +286,7 @@ class Session:
             except (EOFError, KeyboardInterrupt):
                 self.say()
                 raise Quit from None
-            text = render.card_input(line).strip().lower()
+            text = move_input(line).strip().lower()
             if not text:
                 continue
             if text in ("quit", "exit", "q"):

@@ -1,9 +1,11 @@
 """`rummy-tournament`: a duplicate-deal round robin of bots through the referee, with ratings and a report.
 
-    rummy-tournament random random@2 gin 'mine=cmd:python3 my_bot.py' --deals 10 --out results/
+    rummy-tournament random random@2 gin 'example=cmd:python3 clients/tournament/examples/program_bot.py' \
+        --deals 10 --out results/
 
 Exit status: 0 every game played; 1 some games failed (not recorded: run again with --resume); 2 a bad
-configuration; 3 stopped by --stop-after; 130 interrupted (Ctrl-C). See clients/tournament/README.md.
+configuration (also: an entrant's program cannot start or fails its first request); 3 stopped by --stop-after;
+130 interrupted (Ctrl-C). See clients/tournament/README.md.
 """
 
 from __future__ import annotations
@@ -16,16 +18,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 import engine
 from clients.sdk import RefereeClient
 from clients.tournament.entrants import Entrant, parse_entrant
 from clients.tournament.journal import GameRecord, Journal, JournalError
 from clients.tournament.play import Arena, RunOutcome, run_games
+from clients.tournament.progress import progress_bar
 from clients.tournament.referee import RefereeStartError, referee
-from clients.tournament.report import summarize, table_text, write_files
-from clients.tournament.schedule import Config, ConfigError, ScheduledGame, parse_option, schedule
+from clients.tournament.report import NO_CHART, summarize, table_text, write_files
+from clients.tournament.schedule import RECORDS_DIR, Config, ConfigError, ScheduledGame, parse_option, schedule
 
 JOURNAL = "journal.jsonl"
 EXIT_FAILED, EXIT_CONFIG, EXIT_STOPPED, EXIT_INTERRUPTED = 1, 2, 3, 130
@@ -157,6 +158,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nrummy-tournament: interrupted; {args.out / JOURNAL} keeps the finished games: --resume continues",
               file=sys.stderr)  # fmt: skip
         return EXIT_INTERRUPTED
+    if outcome.broken:
+        if existing:
+            after = "; --resume continues once the program works (its command line must stay the same)"
+        else:  # a tournament that never got going (an entrant is found out in the first deal): keep nothing
+            (args.out / JOURNAL).unlink(missing_ok=True)
+            after = "; nothing was kept: run the same command again once the program works"
+        print(f"rummy-tournament: stopped: {outcome.aborted}{after}", file=sys.stderr)
+        return EXIT_CONFIG
     if outcome.aborted:
         print(f"rummy-tournament: stopped: {outcome.aborted}; --resume continues", file=sys.stderr)
         return EXIT_FAILED
@@ -168,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     paths = write_files(summary, args.out)
     print(table_text(summary))
     print("\nwrote " + ", ".join(str(p) for p in paths.values()))
+    print(f"game records (rummy replay FILE): {args.out / RECORDS_DIR}/ ({len(kept)} games)")
+    if "chart" not in paths:
+        print(f"rummy-tournament: {NO_CHART}", file=sys.stderr)
     if outcome.failed:
         print(f"rummy-tournament: {len(outcome.failed)} games failed and are not counted; --resume plays them",
               file=sys.stderr)  # fmt: skip
@@ -192,8 +204,7 @@ def _play(
         path = args.out / JOURNAL
         journal = Journal.reopen(path) if existing else Journal.create(path, config.to_dict())
         show = sys.stderr.isatty() if args.progress is None else bool(args.progress)
-        bar = tqdm(total=total, initial=total - len(todo), desc="games", unit="game", file=sys.stderr,
-                   disable=not show, dynamic_ncols=True)  # fmt: skip
+        bar = progress_bar(total, total - len(todo), show, sys.stderr)
         forfeits = sum(len(r.forfeits) for r in records)
 
         def on_record(rec: GameRecord) -> None:
@@ -209,7 +220,7 @@ def _play(
             bar.write(f"rummy-tournament: game {game.key} failed: {message}", file=sys.stderr)
 
         arena = Arena(config, {e.name: e for e in entrants}, client, ref.organizer_token, args.move_timeout,
-                      args.out / "logs")  # fmt: skip
+                      args.out / "logs", out_dir=args.out)  # fmt: skip
         try:
             return run_games(arena, todo, args.parallel, on_record, on_failure, args.stop_after)
         finally:

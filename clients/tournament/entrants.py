@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import shlex
 import shutil
 import subprocess
@@ -46,6 +47,8 @@ from clients.view import View
 PROGRAM_PREFIX = "cmd:"
 #: The longest answer line read from a program (a move text is a few dozen characters).
 MAX_ANSWER = 64 * 1024
+#: Seconds a program's first answer may take on top of the move timeout: its start-up (an interpreter loading).
+STARTUP_GRACE = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,12 +142,19 @@ def _plain(value: object) -> object:
 class ProgramBot:
     """A seat played by an external program over the JSON-lines protocol (see the module docstring)."""
 
-    def __init__(self, name: str, argv: Sequence[str], seed: int, log: Path | None = None) -> None:
+    def __init__(self, name: str, argv: Sequence[str], seed: int, log: Path | None = None,
+                 timeout: float | None = None) -> None:  # fmt: skip
         self.name = name
+        #: Seconds an answer may take (None: no limit); the first answer may take STARTUP_GRACE more.
+        self.timeout = timeout
+        self._lines: queue.Queue[str] = queue.Queue()
         self._lock = threading.Lock()
         self._error: OSError | None = None
         self._proc: subprocess.Popen[str] | None = None
         self._waiting = False  # a request was sent and not answered (yet)
+        self._asked = False  # a request was sent
+        #: Requests answered with a move (0 after a forfeit: the program never spoke the protocol).
+        self.moves_answered = 0
         env = {**os.environ, "RUMMY_BOT_SEED": str(seed), "RUMMY_BOT_NAME": name}
         stderr: IO[bytes] | int = subprocess.DEVNULL
         try:
@@ -161,6 +171,20 @@ class ProgramBot:
         finally:
             if not isinstance(stderr, int):
                 stderr.close()
+        if self._proc is not None and self._proc.stdout is not None:
+            threading.Thread(target=self._read, args=(self._proc.stdout,), daemon=True, name=f"program-{name}").start()
+
+    def _read(self, stdout: IO[str]) -> None:
+        """Move the program's answer lines into the queue ("" at the end of its output)."""
+        try:
+            while line := stdout.readline(MAX_ANSWER):
+                self._lines.put(line)
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._lines.put("")
+            with contextlib.suppress(OSError, ValueError):
+                stdout.close()
 
     def choose(self, view: View, legal: Sequence[engine.Move]) -> engine.Move:
         """Send the view and the legal moves, read the answer's move text."""
@@ -169,13 +193,20 @@ class ProgramBot:
             raise ProgramError(f"the program did not start: {self._error}")
         texts = [engine.move_text(m) for m in legal]
         request = json.dumps({"view": view.to_dict(), "rules": dict(view.rules), "legal": texts}, default=_plain)
+        first = not self._asked
+        self._asked = True
         self._waiting = True
         try:
             proc.stdin.write(request + "\n")
             proc.stdin.flush()
-            answer = proc.stdout.readline(MAX_ANSWER)
         except (OSError, ValueError) as exc:  # a broken pipe, or closed by close()
             raise ProgramError(f"the program is gone ({exc})") from None
+        wait = None if self.timeout is None else self.timeout + (STARTUP_GRACE if first else 0.0)
+        try:
+            answer = self._lines.get(timeout=wait)
+        except queue.Empty:
+            extra = f" (its first answer: {self.timeout}s plus {STARTUP_GRACE:g}s to start)" if first else ""
+            raise ProgramError(f"the program took more than {self.timeout}s to move{extra}") from None
         if not answer:
             try:
                 status: int | None = proc.wait(0.5)
@@ -190,11 +221,14 @@ class ProgramBot:
             except json.JSONDecodeError:
                 raise ProgramError(f"the program answered {answer.strip()!r}, not a move") from None
         if text in texts:
+            self.moves_answered += 1
             return legal[texts.index(text)]
         try:
-            return engine.parse_move(text)
+            move = engine.parse_move(text)
         except engine.RuleError as exc:
             raise ProgramError(f"the program answered {text!r}, not a move ({exc.message})") from None
+        self.moves_answered += 1
+        return move
 
     def observe(self, event: Mapping[str, Any]) -> None:
         """Programs are not told events: the view they get with each request says what they may know."""
@@ -213,14 +247,13 @@ class ProgramBot:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5.0)
-        with contextlib.suppress(OSError, ValueError):
-            if proc.stdout is not None:
-                proc.stdout.close()  # a reader still waiting on it (a timed-out choose) has had its EOF
+        # its stdout is closed by the reader thread at its end of file (closing it here could wait on the reader)
 
 
-def make_player(entrant: Entrant, seed: int, log_dir: Path | None = None) -> Player:
-    """A fresh player of ``entrant`` for one seat of one game, seeded with ``seed``."""
+def make_player(entrant: Entrant, seed: int, log_dir: Path | None = None, timeout: float | None = None) -> Player:
+    """A fresh player of ``entrant`` for one seat of one game, seeded with ``seed``; a program's answers may take
+    ``timeout`` seconds (its first one STARTUP_GRACE more)."""
     if entrant.bot is None:
         log = None if log_dir is None else log_dir / f"{entrant.name}.log"
-        return ProgramBot(entrant.name, entrant.argv, seed, log)
+        return ProgramBot(entrant.name, entrant.argv, seed, log, timeout)
     return _Bundled(make_bot(entrant.bot, seed))

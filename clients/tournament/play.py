@@ -10,6 +10,7 @@ forfeiting seat. A game that fails for another reason (the referee unreachable, 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import shlex
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -18,9 +19,10 @@ from pathlib import Path
 
 from clients.runner import SeatResult, play_seat
 from clients.sdk import CreatedGame, RefereeClient, RefereeError, SeatSpec
-from clients.tournament.entrants import Entrant, Player, make_player
+from clients.sdk.records import save_record
+from clients.tournament.entrants import Entrant, Player, ProgramBot, make_player
 from clients.tournament.journal import GameRecord
-from clients.tournament.schedule import Config, ScheduledGame, bot_seed, deal_seed, preset_deals
+from clients.tournament.schedule import Config, ScheduledGame, bot_seed, deal_seed, preset_deals, record_name
 
 #: How often a seat waiting for its turn looks at the game anyway (so a stop is noticed within that time).
 IDLE_CHECK = 0.5
@@ -41,6 +43,15 @@ class GameFailed(Exception):
         self.fatal = fatal
 
 
+class EntrantBroken(GameFailed):
+    """An entrant's program cannot start, or failed its first request (it exited, timed out, or answered
+    something that is not a move) before any process of it ever answered: it does not speak the protocol, so no
+    game will do better. The tournament stops at once."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, fatal=True)
+
+
 @dataclass
 class Arena:
     """What every game shares: the configuration, the entrants, the referee client and the limits."""
@@ -51,6 +62,10 @@ class Arena:
     organizer_token: str
     move_timeout: float = 10.0
     log_dir: Path | None = None
+    #: Entrants one of whose programs has answered a request with a move (in this run).
+    proven: set[str] = field(default_factory=set)
+    #: Where each game's record is written (``record_name`` of its key, relative to it); None: nowhere.
+    out_dir: Path | None = None
 
     def play(self, game: ScheduledGame, stop: threading.Event) -> GameRecord:
         """Play one game of the schedule to its end (or a forfeit); raises GameInterrupted or GameFailed."""
@@ -61,12 +76,48 @@ class Arena:
         try:
             for seat, name in enumerate(game.seats):
                 entrant = self.entrants[name]
-                players.append(make_player(entrant, bot_seed(cfg, game, seat, entrant.spec), self.log_dir))
+                players.append(make_player(entrant, bot_seed(cfg, game, seat, entrant.spec), self.log_dir,
+                                           self.move_timeout))  # fmt: skip
             results = self._play_seats(created.game_id, created.tokens, players, stop)
+            self._check_programs(game, players, results)
         finally:
             for p in players:
                 p.close()
-        return _record(game, created.game_id, results, time.monotonic() - start)
+        record = _record(game, created.game_id, results, time.monotonic() - start)
+        self._save(game, created.game_id, record)
+        return record
+
+    def _save(self, game: ScheduledGame, game_id: str, record: GameRecord) -> None:
+        """Write the game's record (GetReplay, as the organizer): the game is not recorded without it."""
+        if self.out_dir is None:
+            return
+        meta = {"tournament_game": game.key, "deal": game.deal, "entrants": list(game.seats),
+                "forfeits": list(record.forfeits), "reasons": list(record.reasons)}  # fmt: skip
+        try:
+            save_record(self.client, game_id, self.out_dir / record_name(game.key), token=self.organizer_token,
+                        meta=meta)  # fmt: skip
+        except RefereeError as exc:
+            raise GameFailed(f"game {game_id}: its record could not be fetched: {exc}") from exc
+        except OSError as exc:
+            raise GameFailed(f"game {game_id}: its record could not be written: {exc}", fatal=True) from exc
+
+    def _check_programs(self, game: ScheduledGame, players: Sequence[Player], results: Sequence[SeatResult]) -> None:
+        """Raise EntrantBroken for a program that forfeited without ever answering a move, unless a process of
+        the same entrant has answered one before (then it is an ordinary forfeit)."""
+        for seat, (player, result) in enumerate(zip(players, results, strict=True)):
+            if not isinstance(player, ProgramBot):
+                continue
+            name = game.seats[seat]
+            if player.moves_answered:
+                self.proven.add(name)
+            elif result.forfeit and name not in self.proven:
+                entrant = self.entrants[name]
+                log = "no log" if self.log_dir is None else f"its stderr is in {self.log_dir / f'{name}.log'}"
+                raise EntrantBroken(
+                    f"entrant {name} ({shlex.join(entrant.argv)}) failed its first request: "
+                    f"{result.forfeit_reason}; {log}. A program entrant reads one JSON request per line on stdin "
+                    f"and answers each with a move line (clients/tournament/README.md)"
+                )  # fmt: skip
 
     def _create(self, game: ScheduledGame, stop: threading.Event) -> CreatedGame:
         """CreateGame with the organizer's deals, tried again for up to RECONNECT seconds while the referee is
@@ -105,8 +156,9 @@ class Arena:
     ) -> list[SeatResult]:
         game_stop = threading.Event()  # set on a forfeit or a tournament stop: the other seats give up
         with cf.ThreadPoolExecutor(len(players), thread_name_prefix=f"seat-{game_id[:6]}") as pool:
-            futures = [
-                pool.submit(play_seat, self.client, game_id, tokens[seat], player, move_timeout=self.move_timeout,
+            futures = [  # a program keeps its own time (its start-up is not counted against its first move)
+                pool.submit(play_seat, self.client, game_id, tokens[seat], player,
+                            move_timeout=None if isinstance(player, ProgramBot) else self.move_timeout,
                             max_rejections=0, idle_check=IDLE_CHECK, reconnect_timeout=RECONNECT, stop=game_stop)
                 for seat, player in enumerate(players)
             ]  # fmt: skip
@@ -151,6 +203,8 @@ class RunOutcome:
     failed: list[str] = field(default_factory=list)
     stopped: bool = False
     aborted: str | None = None
+    #: Aborted because an entrant's program does not work (EntrantBroken): a configuration to fix.
+    broken: bool = False
 
 
 def run_games(
@@ -184,6 +238,11 @@ def run_games(
             if exc is None:
                 on_record(fut.result())
                 outcome.recorded += 1
+            elif isinstance(exc, EntrantBroken):
+                outcome.failed.append(game.key)
+                if not stop.is_set():
+                    outcome.aborted, outcome.broken = str(exc), True
+                    halt()
             elif not isinstance(exc, GameInterrupted):
                 outcome.failed.append(game.key)
                 on_failure(game, str(exc))

@@ -18,7 +18,11 @@ from typing import Any
 
 from clients.tournament.journal import GameRecord
 from clients.tournament.ratings import Rating, Result, head_to_head, ratings
-from clients.tournament.schedule import Config, rating_seed
+from clients.tournament.schedule import Config, rating_seed, record_name
+
+#: Why ratings.png is missing when matplotlib is not installed (the chart is the ``tournament`` extra).
+NO_CHART = ("ratings.png not written: matplotlib is not installed "
+            "(pip install 'rummy-referee[tournament]', or make tournament)")  # fmt: skip
 
 FILES = {
     "json": "results.json",
@@ -52,13 +56,23 @@ def pair_results(record: GameRecord) -> list[Result]:
 
 @dataclass(frozen=True, slots=True)
 class Standing:
-    """One line of the standings: the rating (its wins/draws/losses count pairwise results), the games played,
-    and the games lost by forfeit."""
+    """One line of the standings. Game counts: ``games`` played, ``won`` alone, ``shared`` (won together with
+    another seat, or a drawn Gin hand), ``forfeits`` (lost by forfeit; ``lost`` counts them too; the seats that did
+    not forfeit won that game). The rating's
+    own counts (``rating.games``, ``rating.wins``, ...) are of pairwise results: a game of n seats gives each seat
+    n-1 of them, so in Rummy they are not game counts."""
 
     rank: int
     rating: Rating
-    played: int
+    games: int
+    won: int
+    shared: int
     forfeits: int
+
+    @property
+    def lost(self) -> int:
+        """Games neither won nor shared (forfeits included)."""
+        return self.games - self.won - self.shared
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,13 +96,17 @@ def summarize(config: Config, records: Sequence[GameRecord], scheduled: int, boo
     """Ratings and head-to-head of ``records`` (given in schedule order)."""
     results = [r for rec in records for r in pair_results(rec)]
     table = ratings(results, names=config.names, bootstrap=bootstrap, seed=rating_seed(config))
-    played = dict.fromkeys(config.names, 0)
-    forfeits = dict.fromkeys(config.names, 0)
+    counts = {name: [0, 0, 0, 0] for name in config.names}  # games, won, shared, forfeits
     for rec in records:
+        # a game abandoned by a forfeit is won by the seats that did not forfeit
+        winners = tuple(s for s in range(len(rec.seats)) if s not in rec.forfeits) if rec.forfeits else rec.winners
         for seat, name in enumerate(rec.seats):
-            played[name] += 1
-            forfeits[name] += seat in rec.forfeits
-    standings = tuple(Standing(i + 1, r, played[r.name], forfeits[r.name]) for i, r in enumerate(table))
+            c = counts[name]
+            c[0] += 1
+            c[1] += winners == (seat,)
+            c[2] += seat in winners and len(winners) > 1
+            c[3] += seat in rec.forfeits
+    standings = tuple(Standing(i + 1, r, *counts[r.name]) for i, r in enumerate(table))
     return Summary(config, config.rules().to_dict(), scheduled, tuple(records), standings, head_to_head(results))
 
 
@@ -110,21 +128,24 @@ def _grid(rows: Sequence[Sequence[str]], right: Sequence[bool]) -> list[str]:
 def table_text(summary: Summary) -> str:
     """The standings and the head-to-head table, for the terminal."""
     cfg = summary.config
-    games_word = "games" if cfg.players == 2 else "pairings"
-    head = ["rank", "entrant", "elo", "95% interval", "played", games_word, "won", "drawn", "lost", "score",
-            "forfeits"]  # fmt: skip
+    pairwise = cfg.players > 2  # Gin: one pairwise result per game, the same counts
+    head = ["rank", "entrant", "elo", "95% interval", "games", "won", "shared", "lost", "forfeits"]
+    if pairwise:
+        head += ["pairings", "beat", "tied", "lost to"]
+    head.append("score")
     rows = [head]
     for s in summary.standings:
         r = s.rating
-        rows.append([
-            str(s.rank), r.name, f"{r.elo:.0f}", f"{r.low:.0f} .. {r.high:.0f}", str(s.played), str(r.games),
-            f"{r.wins:g}", f"{r.draws:g}", f"{r.losses:g}", f"{100 * r.score:.1f}%", str(s.forfeits),
-        ])  # fmt: skip
+        row = [str(s.rank), r.name, f"{r.elo:.0f}", f"{r.low:.0f} .. {r.high:.0f}", str(s.games), str(s.won),
+               str(s.shared), str(s.lost), str(s.forfeits)]  # fmt: skip
+        if pairwise:
+            row += [str(r.games), f"{r.wins:g}", f"{r.draws:g}", f"{r.losses:g}"]
+        rows.append([*row, f"{100 * r.score:.1f}%"])
     title = (f"{cfg.profile}, {cfg.players} players, "
              f"{'matches to ' + str(summary.rules['target_score']) if not cfg.hands_per_match else str(cfg.hands_per_match) + ' hand(s) per match'}, "  # noqa: E501
              f"{cfg.deals} duplicate deal(s), seed {cfg.seed!r}: "
              f"{len(summary.records)} of {summary.scheduled} games played")  # fmt: skip
-    lines = [title, "", *_grid(rows, [True, False, True, True, True, True, True, True, True, True, True])]
+    lines = [title, "", *_grid(rows, [c != 1 for c in range(len(head))]), "", _legend(pairwise)]
     names = [s.rating.name for s in summary.standings]
     if len(names) > 1:
         lines += ["", "head to head (points of the row entrant against the column entrant / games):", ""]
@@ -137,6 +158,15 @@ def table_text(summary: Summary) -> str:
             grid.append(row)
         lines += _grid(grid, [False] + [True] * len(names))
     return "\n".join(lines)
+
+
+def _legend(pairwise: bool) -> str:
+    games = ("games: games played; won: games won alone; shared: won together with another seat (or a drawn "
+             "hand); lost: the rest, forfeits included (a forfeit's game is won by the other seats)")  # fmt: skip
+    if not pairwise:
+        return games + "; score: points per game (a shared game is half a point)."
+    return (games + ";\npairings: results against each other seat at the table (a game of n seats gives each seat "
+            "n-1: what the ratings count); beat / tied / lost to: those results; score: their points per pairing.")
 
 
 # ---------------------------------------------------------------------------------------------------- files
@@ -152,9 +182,9 @@ def to_json(summary: Summary) -> dict[str, Any]:
         "complete": summary.complete,
         "standings": [
             {"rank": s.rank, "entrant": s.rating.name, "elo": round(s.rating.elo, 1), "low": round(s.rating.low, 1),
-             "high": round(s.rating.high, 1), "played": s.played, "pairings": s.rating.games, "wins": s.rating.wins,
-             "draws": s.rating.draws, "losses": s.rating.losses, "score": round(s.rating.score, 4),
-             "forfeits": s.forfeits}
+             "high": round(s.rating.high, 1), "games": s.games, "won": s.won, "shared": s.shared, "lost": s.lost,
+             "forfeits": s.forfeits, "pairings": s.rating.games, "pairs_won": s.rating.wins,
+             "pairs_tied": s.rating.draws, "pairs_lost": s.rating.losses, "score": round(s.rating.score, 4)}
             for s in summary.standings
         ],
         "head_to_head": [
@@ -167,11 +197,13 @@ def to_json(summary: Summary) -> dict[str, Any]:
 def _game_json(r: GameRecord) -> dict[str, Any]:
     d = r.to_dict()
     del d["seconds"]  # the report holds only what the same seed always gives (timings stay in the journal)
+    d["record"] = record_name(r.key)
     return d
 
 
 def write_files(summary: Summary, out_dir: Path) -> dict[str, Path]:
-    """Write results.json, standings.csv, head_to_head.csv, games.csv and ratings.png into ``out_dir``."""
+    """Write results.json, standings.csv, head_to_head.csv, games.csv and ratings.png into ``out_dir``; the paths
+    written (without ``chart`` when matplotlib is not installed: see ``NO_CHART``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {k: out_dir / v for k, v in FILES.items()}
     report = to_json(summary)
@@ -183,13 +215,15 @@ def write_files(summary: Summary, out_dir: Path) -> dict[str, Path]:
     game_rows = [
         {"key": r.key, "deal": r.deal, **{f"seat{i}": r.seats[i] for i in range(n)},
          **{f"total{i}": r.totals[i] for i in range(n)}, "winners": " ".join(r.seats[w] for w in r.winners),
-         "forfeits": " ".join(r.seats[f] for f in r.forfeits), "hands": r.hands, "game_id": r.game_id}
+         "forfeits": " ".join(r.seats[f] for f in r.forfeits), "hands": r.hands, "game_id": r.game_id,
+         "record": record_name(r.key)}
         for r in summary.records
     ]  # fmt: skip
     fields = ["key", "deal", *[f"seat{i}" for i in range(n)], *[f"total{i}" for i in range(n)], "winners",
-              "forfeits", "hands", "game_id"]  # fmt: skip
+              "forfeits", "hands", "game_id", "record"]  # fmt: skip
     _csv(paths["games"], fields, game_rows)
-    chart(summary, paths["chart"])
+    if not chart(summary, paths["chart"]):
+        del paths["chart"]
     return paths
 
 
@@ -200,10 +234,14 @@ def _csv(path: Path, fields: Sequence[str], rows: Sequence[dict[str, Any]]) -> N
         writer.writerows(rows)
 
 
-def chart(summary: Summary, path: Path) -> None:
-    """A PNG of the ratings with their 95% intervals, best at the top (matplotlib, Agg canvas)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+def chart(summary: Summary, path: Path) -> bool:
+    """A PNG of the ratings with their 95% intervals, best at the top (matplotlib, Agg canvas). False, and nothing
+    written, when matplotlib is not installed."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        return False
 
     standings = list(reversed(summary.standings))  # the best last: at the top of the y axis
     names = [s.rating.name for s in standings]
@@ -229,3 +267,4 @@ def chart(summary: Summary, path: Path) -> None:
     fig.savefig(path, format="png", metadata={"Title": title, "Description": "ratings: " + ", ".join(
         f"{s.rating.name} {s.rating.elo:.0f} [{s.rating.low:.0f}, {s.rating.high:.0f}]" for s in summary.standings
     )})  # fmt: skip
+    return True

@@ -156,6 +156,17 @@ class ScheduledGame:
         return f"{self.deal}:{'|'.join(self.seats)}"
 
 
+#: The subdirectory of the output directory that holds the games' records (clients.sdk.records).
+RECORDS_DIR = "games"
+
+
+def record_name(key: str) -> str:
+    """The record file of the game ``key`` (``deal:a|b`` -> ``games/deal_a~b.json``: the deal is digits, and
+    names never hold ``~``), relative to the output directory."""
+    deal, _, seats = key.partition(":")
+    return f"{RECORDS_DIR}/{deal}_{seats.replace('|', '~')}.json"
+
+
 def schedule(config: Config) -> list[ScheduledGame]:
     """Every game, deal by deal: for each deal, each combination of entrants in each rotation of its seats."""
     n = config.players

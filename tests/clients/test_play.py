@@ -22,7 +22,10 @@ import pytest
 import engine
 from clients.play import main, parse_option, seat_bots, seed_bytes
 from clients.terminal import events, render
+from clients.terminal.guide import help_text, phase_ask
 from clients.terminal.render import RED, RESET, Style, card, detect_style, strip_ansi
+from clients.terminal.session import move_input
+from clients.view import View
 from server.redis_launcher import find_redis_server
 from tests.clients.clientkit import ServerThread
 
@@ -188,7 +191,7 @@ class Terminal:
         self.text = strip_ansi(self.raw).replace("\r", "")
         return True
 
-    def expect(self, pattern: str, timeout: float = 15.0) -> re.Match[str]:
+    def expect(self, pattern: str, timeout: float = 30.0) -> re.Match[str]:
         """Wait for ``pattern`` after what was matched before; returns the match."""
         deadline = time.monotonic() + timeout
         regex = re.compile(pattern)
@@ -255,10 +258,12 @@ def test_a_hand_played_by_number_through_a_terminal(terminal: list[Terminal]) ->
     assert f"{RED}" in t.raw  # a terminal without NO_COLOR gets red hearts and diamonds
     assert re.search("[♠♥♦♣]", t.text)
     t.send("help")
-    t.expect(r"(?s)Gin Rummy: two players.*?Commands:.*?  quit ")
+    t.expect(r"(?s)Gin Rummy: two players.*?Commands:.*?knock td, big_gin.*?layoff 7s #2.*?  quit ")
     t.expect(r"\n> ")
     t.send("xyzzy")
     t.expect(r"'xyzzy': not a move or a command")
+    t.send("layoff 6d #1")  # the table's way of writing a meld id is a move (refused here: no meld on the table)
+    t.expect(r"The referee refused layoff 6♦ 1: .*\[[A-Z_]+\]")
     t.send("discard 7h")
     t.expect(r"The referee refused discard 7♥: .*\[[A-Z_]+\]")
     t.send("hint")
@@ -266,6 +271,17 @@ def test_a_hand_played_by_number_through_a_terminal(terminal: list[Terminal]) ->
     t.send("table")
     t.expect(r"── Gin Rummy \(gin\) · hand 1 · dealer: You ──")
     t.expect(r"\n> ")
+    t.send("draw stock")
+    eleven = t.expect(r"Your hand \(11\):  (.*)\n  melds: (.*)\n  deadwood (\d+) after discarding (\S+) "
+                      r"\(the best discard\)")
+    hand = _shown_cards(eleven.group(1))
+    mask = sum(1 << engine.parse_card(c) for c in hand)
+    after = {c: engine.min_deadwood(mask & ~(1 << engine.parse_card(c))) for c in hand}
+    named = _shown_cards(eleven.group(4))[0]
+    assert int(eleven.group(3)) == after[named] == min(after.values())  # the 10 cards kept, not the 11
+    asked = t.expect(r"Your turn: (discard a card[^.]*)\.\n((?:  .*\n)+)")
+    assert ("or knock" in asked.group(1)) == ("knock " in asked.group(2))
+    t.expect(r"(?m)^> ")
     for _ in range(200):
         t.send("1")
         found = t.expect(r"(Hand 1 is over: [^\n]*)|(\n> )", timeout=20)
@@ -276,6 +292,9 @@ def test_a_hand_played_by_number_through_a_terminal(terminal: list[Terminal]) ->
     t.expect(r"Every hand, face up:\n  You      .*\(worth \d+\)\n  Gin bot  ")
     t.expect(r"Hand score: (Gin bot \+\d+|You \+\d+|none \(a drawn hand\))")
     t.expect(r"Match score: You \d+ · Gin bot \d+")
+    t.expect(r"Press Enter to deal hand 2 \(q to quit\) ")  # the reveal stays on screen until Enter
+    assert "Hand 2 is dealt" not in t.text[t.pos:]
+    t.send("")
     t.expect(r"Hand 2 is dealt")
     t.expect(r"\n> ")
     t.send("quit")
@@ -296,9 +315,58 @@ def test_rummy_against_two_bots_on_a_running_referee_without_colour(
     t.expect(r"Your hand \(7\):  ([2-9AJQK]|10)[SHDC]")
     t.expect(r"\n> ")
     assert "\x1b[31m" not in t.raw and not re.search("[♠♥♦♣]", t.text)
+    t.send("help")
+    help_text = t.expect(r"(?s)Rummy: melds are sets.*?  quit ").group(0)
+    assert "layoff 7s #2" in help_text and "discard 7h" in help_text
+    assert "knock" not in help_text and "declare" not in help_text and "big_gin" not in help_text
+    t.expect(r"\n> ")
     t.send("1")  # draw stock
     t.expect(r"You drew .* from the stock\.")
+    t.expect(r"Your hand \(8\):  .*\n  melds: .*   unmatched: ")
     t.expect(r"Your turn: meld and lay off as you like, then discard")
     t.expect(r"\n> ")
     os.write(t.fd, b"\x04")  # Ctrl-D: end of input
     assert t.wait() == 0
+
+
+_SYMBOL_SUITS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C"}
+
+
+def _shown_cards(text: str) -> list[str]:
+    """Card texts of a hand as the terminal draws it (``10♦ J♠`` -> ``TD JS``)."""
+    return [("T" if w[:-1] == "10" else w[:-1]) + _SYMBOL_SUITS[w[-1]] for w in text.split()]
+
+
+def test_the_hand_shows_its_melds_and_the_deadwood_after_the_best_discard() -> None:
+    view_hand = ["7H", "8H", "9H", "KS", "KH", "KD", "2C", "5D", "QC", "JC", "3S"]
+
+    base = {"game": "gin", "viewer": 0, "phase": "discard", "to_act": 0, "dealer": 1, "hand_no": 0,
+            "hand_sizes": [11, 10], "known_cards": [[], []], "melds": [], "discard_pile": ["4D"], "stock_size": 30,
+            "taken_card": None, "turns": 1, "scores": [0, 0], "upcard": "4D", "knock_limit": 10, "knock": None}
+    rules = engine.rules_from_profile("gin").to_dict()
+    text = strip_ansi(render.hand_block(View.from_engine({**base, "hand": view_hand}, rules), COLOR))
+    # J or Q of clubs is the best discard (the two tie; the first in hand order is named): 2 + 5 + 10 + 3 = 20 left,
+    # where the 11 cards hold 30
+    assert "deadwood 20 after discarding J♣ (the best discard)" in text
+    assert "melds: 7♥ 8♥ 9♥ · K♠ K♥ K♦   unmatched: 3♠ 2♣ Q♣ 5♦ (after that discard)" in text
+    ten = View.from_engine({**base, "phase": "draw", "hand": view_hand[:10], "hand_sizes": [10, 10]}, rules)
+    shown = strip_ansi(render.hand_block(ten, COLOR))
+    assert "deadwood 27 (knock at 10 or less)" in shown and "unmatched: 2♣ J♣ Q♣ 5♦" in shown
+    taken = View.from_engine({**base, "hand": view_hand, "taken_card": "JC"}, rules)  # not to be discarded now
+    assert "after discarding Q♣" in strip_ansi(render.hand_block(taken, COLOR))
+
+
+def test_the_discard_phase_names_a_knock_only_when_one_is_legal() -> None:
+    assert phase_ask("discard", [engine.Discard(engine.parse_card("AS"))]) == "discard a card"
+    assert phase_ask("discard", [engine.Discard(0), engine.Knock(0)]) == "discard a card, or knock"
+    assert phase_ask("discard", [engine.Discard(0), engine.Knock(0), engine.BigGin()]) == (
+        "discard a card, or knock or go big gin")
+    rummy = help_text("rummy", engine.rules_from_profile("rummy").to_dict())
+    assert "knock" not in rummy and "declare best" not in rummy and "layoff 7s #2" in rummy
+    assert "knock td" in help_text("gin", engine.rules_from_profile("gin").to_dict())
+
+
+def test_meld_ids_may_be_typed_as_shown() -> None:
+    assert engine.parse_move(move_input("layoff 6d #1")) == engine.LayOff(engine.parse_card("6D"), 1)
+    assert engine.parse_move(move_input("layoff 6♦ # 12")) == engine.LayOff(engine.parse_card("6D"), 12)
+    assert engine.parse_move(move_input("layoff 6d 1")) == engine.LayOff(engine.parse_card("6D"), 1)

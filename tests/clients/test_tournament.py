@@ -8,6 +8,8 @@ import csv
 import itertools
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -20,6 +22,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from clients.sdk.records import load_record
 from clients.tournament.cli import main
 from clients.tournament.entrants import parse_entrant
 from clients.tournament.journal import GameRecord, Journal
@@ -35,6 +38,7 @@ from clients.tournament.schedule import (
 )
 from server.redis_launcher import find_redis_server
 from tests.clients.clientkit import ORGANIZER, ROOT, ServerThread
+from tests.clients.recordkit import replay_first_hand
 
 EXAMPLE_BOT = ROOT / "clients" / "tournament" / "examples" / "program_bot.py"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -200,7 +204,11 @@ def test_small_tournament_end_to_end_with_its_own_referee(tmp_path: Path, capsys
     report = _report(out)
     assert report["complete"] and report["games_played"] == 24
     assert {s["entrant"] for s in report["standings"]} == names
-    assert all(s["played"] == 12 and s["forfeits"] == 0 for s in report["standings"])
+    assert all(s["games"] == 12 and s["forfeits"] == 0 for s in report["standings"])
+    assert all(s["won"] + s["shared"] + s["lost"] == 12 and s["pairings"] == 12 for s in report["standings"])
+    assert sum(s["won"] for s in report["standings"]) + sum(s["shared"] for s in report["standings"]) / 2 == 24
+    assert re.search(r"rank\s+entrant\s+elo\s+95% interval\s+games\s+won\s+shared\s+lost\s+forfeits\s+score", table)
+    assert "pairings" not in table.split("\n\n")[1]  # Gin: one pairwise result per game, no second set of counts
     ranks = [s["rank"] for s in report["standings"]]
     elos = [s["elo"] for s in report["standings"]]
     assert ranks == [1, 2, 3, 4] and elos == sorted(elos, reverse=True)
@@ -233,6 +241,19 @@ def test_small_tournament_end_to_end_with_its_own_referee(tmp_path: Path, capsys
     assert _journal_games(out) == 24
     assert (out / "logs" / "referee.log").exists()
 
+    # every game saved: its record names the game, and its moves played again through the engine make its events
+    records = sorted((out / "games").glob("*.json"))
+    assert len(records) == 24
+    by_key = {g["key"]: g for g in report["games"]}
+    for path in records:
+        record = load_record(path)
+        game = by_key[record["meta"]["tournament_game"]]
+        assert out / game["record"] == path and record["game_id"] == game["game_id"]
+        assert record["players"] == game["seats"] and record["result"]["over"]
+        assert record["result"]["winners"] == game["winners"] and record["result"]["totals"] == game["totals"]
+        assert len(record["deals"]) == 1 and replay_first_hand(record) == len(record["moves"]) > 0
+    assert f"game records (rummy replay FILE): {out / 'games'}/ (24 games)" in table
+
 
 def test_interrupted_tournament_resumes_to_the_same_results(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], referee: ServerThread
@@ -262,8 +283,8 @@ def test_interrupted_tournament_resumes_to_the_same_results(
     with open(broken / "journal.jsonl", "ab") as f:
         f.write(b'{"key":"1:gin|ran')  # as if it had died in the middle of a write
 
-    code, _ = _run(capsys, "--resume", "--out", str(broken), "--stop-after", "3")
-    assert code == 3
+    code = main(["--resume", "--out", str(broken), "--stop-after", "3", "--no-progress"])
+    assert code == 3, capsys.readouterr().err
     assert killed_at + 3 <= _journal_games(broken) < 24
     code, table = _run(capsys, "--resume", "--out", str(broken))
     assert code == 0 and "24 of 24 games played" in table
@@ -283,10 +304,9 @@ def test_bots_that_crash_hang_or_cheat_forfeit_and_the_tournament_finishes(
     entrants = ["gin", "random", *(_program(mode, str(script), mode, after) for mode, after in bad.items())]
     out = tmp_path / "out"
     started = time.monotonic()
-    code, table = _run(capsys, *entrants, "--deals", "1", "--seed", "faults", "--move-timeout", "1",
-                       "--parallel", "4", "--referee", referee.address, "--organizer-token", ORGANIZER,
-                       "--out", str(out))  # fmt: skip
-    assert code == 0, table
+    code = main([*entrants, "--deals", "1", "--seed", "faults", "--move-timeout", "1", "--parallel", "4",
+                 "--referee", referee.address, "--organizer-token", ORGANIZER, "--out", str(out), "--no-progress"])
+    assert code == 0, capsys.readouterr().err
     assert time.monotonic() - started < 40
     report = _report(out)
     assert report["complete"] and report["games_played"] == 20
@@ -297,6 +317,8 @@ def test_bots_that_crash_hang_or_cheat_forfeit_and_the_tournament_finishes(
         if len(culprits) == 1:  # against a well-behaved bot the misbehaving one always forfeits
             assert [seats[i] for i in game["forfeits"]] == culprits and game["winners"] == []
             assert reasons[culprits[0]] in game["reasons"][0], game
+            record = load_record(out / game["record"])  # a forfeited game is saved too, as far as it went
+            assert not record["result"]["over"] and record["meta"]["forfeits"] == game["forfeits"]
         elif len(culprits) == 2:  # two of them: whichever misbehaves first
             assert len(game["forfeits"]) == 1
         else:
@@ -306,7 +328,8 @@ def test_bots_that_crash_hang_or_cheat_forfeit_and_the_tournament_finishes(
         assert standings[mode]["forfeits"] >= 4
         assert standings[mode]["elo"] < min(standings["gin"]["elo"], standings["random"]["elo"])
     assert standings["gin"]["forfeits"] == standings["random"]["forfeits"] == 0
-    assert standings["gin"]["wins"] >= 6  # every game against a misbehaving bot
+    assert standings["gin"]["won"] >= 6  # every game against a misbehaving bot
+    assert standings["gin"]["pairs_won"] >= 6
 
 
 def test_rummy_tournament_seats_every_entrant_in_every_seat(
@@ -325,4 +348,82 @@ def test_rummy_tournament_seats_every_entrant_in_every_seat(
     )
     for game in report["games"]:
         assert game["hands"] == 1 and len(game["totals"]) == 3 and game["winners"]
-    assert all(s["played"] == 3 and s["pairings"] == 6 for s in report["standings"])
+    assert all(s["games"] == 3 and s["pairings"] == 6 for s in report["standings"])
+    # game counts count games (3 each), the pairwise columns pairings (2 per game): labelled apart
+    assert all(s["won"] + s["shared"] + s["lost"] == 3 for s in report["standings"])
+    assert all(s["pairs_won"] + s["pairs_tied"] + s["pairs_lost"] == 6 for s in report["standings"])
+    assert sum(s["won"] + s["shared"] for s in report["standings"]) >= 3
+    header = re.search(r"rank\s+entrant.*", table)
+    assert header is not None and header.group(0).split() == [
+        "rank", "entrant", "elo", "95%", "interval", "games", "won", "shared", "lost", "forfeits", "pairings", "beat",
+        "tied", "lost", "to", "score"]  # fmt: skip
+    assert "pairings: results against each other seat at the table" in table
+
+
+def _broken_program(tmp_path: Path, kind: str) -> str:
+    """An entrant that does not speak the JSON-lines protocol."""
+    if kind == "grpc-bot":  # the README's gRPC bot, as the README once named it: it never reads its stdin
+        return _program("mine", str(ROOT / "clients" / "examples" / "my_bot.py"), "127.0.0.1:1")
+    if kind == "exits":
+        return _program("mine", "-c", "'import sys; sys.exit(4)'")
+    if kind == "silent":  # reads its requests and never answers
+        return _program("mine", "-c", "'import sys, time; sys.stdin.readline(); time.sleep(600)'")
+    script = tmp_path / "bot.sh"  # executable, but its interpreter does not exist: the start itself fails
+    script.write_text("#!/no/such/interpreter\n")
+    script.chmod(0o755)
+    return f"mine=cmd:{script}"
+
+
+@pytest.mark.parametrize("kind", ["grpc-bot", "exits", "silent", "cannot-start"])
+def test_an_entrant_program_that_cannot_start_or_never_answers_stops_the_tournament(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], referee: ServerThread
+) -> None:
+    out = tmp_path / "out"
+    code = main(["gin", "random", _broken_program(tmp_path, kind), "--deals", "3", "--seed", "broken",
+                 "--move-timeout", "3", "--referee", referee.address, "--organizer-token", ORGANIZER,
+                 "--out", str(out), "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2, err
+    log = out / "logs" / "mine.log"
+    assert "entrant mine (" in err and "failed its first request" in err and str(log) in err, err
+    assert "JSON request per line" in err and "nothing was kept" in err
+    assert not (out / "journal.jsonl").exists()  # nothing was recorded: once fixed, the same command starts afresh
+    assert not (out / "results.json").exists()
+
+
+def test_a_program_that_answered_before_forfeits_later_games_as_usual(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], referee: ServerThread
+) -> None:
+    """A program that has answered once speaks the protocol: a later crash is that game's forfeit, not a stop."""
+    script = tmp_path / "bad_bot.py"
+    script.write_text(BAD_BOT)
+    code, _ = _run(capsys, "gin", _program("crash", str(script), "crash", "1"), "--deals", "1", "--seed", "late",
+                   "--referee", referee.address, "--organizer-token", ORGANIZER, "--out", str(tmp_path / "out"))
+    assert code == 0
+    assert all(g["forfeits"] for g in _report(tmp_path / "out")["games"])
+
+
+def test_the_readme_tournament_command_plays_and_saves_the_game_it_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], referee: ServerThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's command as written (one deal instead of ten, on the suite's referee), from the repository's
+    root, and the record the README's `rummy replay` line names; `make tournament` plays the same command."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Run a tournament", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    command = next(line for line in block.replace("\\\n", " ").splitlines() if "rummy-tournament " in line)
+    argv = shlex.split(command.split("#")[0])
+    assert argv[0] == ".venv/bin/rummy-tournament"
+    make_args = subprocess.run(["make", "-n", "-C", str(ROOT), "tournament"], capture_output=True, text=True,
+                               timeout=60).stdout  # fmt: skip
+    assert shlex.join(argv[1:]) in " ".join(shlex.join(shlex.split(line)) for line in make_args.splitlines())
+    args = argv[1:]
+    args[args.index("--deals") + 1] = "1"
+    args[args.index("--out") + 1] = str(tmp_path / "results")
+    monkeypatch.chdir(ROOT)
+    code, table = _run(capsys, *args, "--seed", "readme", "--referee", referee.address, "--organizer-token",
+                       ORGANIZER)  # fmt: skip
+    assert code == 0, table
+    assert all(s["forfeits"] == 0 for s in _report(tmp_path / "results")["standings"])  # the example entrant plays
+    replay_line = next(line for line in readme.splitlines() if "rummy replay results/games/" in line)
+    record = replay_line.split("rummy replay results/", 1)[1].split()[0].rstrip("`")
+    assert load_record(tmp_path / "results" / record)["meta"]["tournament_game"] == "0:random|gin"
