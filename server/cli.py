@@ -26,7 +26,7 @@ from grpc_health.v1._async import HealthServicer  # grpc_health.v1.health.aio.He
 from server.grpc_api import SERVICE_NAME, create_server, set_serving, shutdown, watch_storage
 from server.redis_launcher import RedisLaunchError, RedisProcess, default_data_dir, start_redis
 from server.service import Referee
-from server.store import MAX_TTL_S, GameStore, connect
+from server.store import MAX_TTL_S, STORAGE_TIMEOUT_S, GameStore, connect
 
 log = logging.getLogger("rummy_referee")
 
@@ -43,6 +43,17 @@ def _seconds(text: str) -> int:
         raise argparse.ArgumentTypeError(f"seconds cannot be negative: {value}")
     if value > MAX_TTL_S:  # Redis refuses absurd expiry times, and only after the script's writes
         raise argparse.ArgumentTypeError(f"at most {MAX_TTL_S} seconds (10 years), not {value}")
+    return value
+
+
+def _timeout(text: str) -> float:
+    """A timeout for a command-line option: seconds, more than 0 and at most an hour."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"a timeout is more than 0 and at most 3600 seconds, not {value}")
     return value
 
 
@@ -85,6 +96,13 @@ def _parser() -> argparse.ArgumentParser:
         default=30 * DAY,
         help="seconds an unfinished game is kept after its last move (default: 30 days; 0: for ever)",
     )
+    serve.add_argument(
+        "--storage-timeout",
+        type=_timeout,
+        default=STORAGE_TIMEOUT_S,
+        help=f"seconds a storage operation may wait for Redis before the call fails UNAVAILABLE (default: "
+             f"{STORAGE_TIMEOUT_S:g}; less when the caller's deadline is sooner)",
+    )
     serve.add_argument("--grace", type=float, default=10.0, help="seconds to drain calls on shutdown")
     health = commands.add_parser("health", help="exit 0 if a referee answers SERVING (container health checks)")
     health.add_argument("--address", default="127.0.0.1:50051", help="host:port of the referee")
@@ -102,7 +120,10 @@ async def serve(args: argparse.Namespace) -> None:
         log.info("started redis-server pid %d at %s, data in %s", redis.pid, url, redis.data_dir)
     try:
         store = GameStore(
-            connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl, idle_ttl_s=args.idle_ttl
+            connect(url, cluster=args.redis_cluster),
+            finished_ttl_s=args.finished_ttl,
+            idle_ttl_s=args.idle_ttl,
+            op_timeout_s=args.storage_timeout,
         )
         referee = Referee(store, organizer_token=args.organizer_token or None)
         health = HealthServicer()
