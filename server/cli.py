@@ -23,6 +23,8 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer  # grpc_health.v1.health.aio.HealthServicer
 
+from server import memo
+from server.cache import STATE_CACHE_GAMES, STATE_CACHE_MIB, StateCache
 from server.grpc_api import SERVICE_NAME, create_server, set_serving, shutdown, watch_storage
 from server.redis_launcher import RedisLaunchError, RedisProcess, default_data_dir, start_redis
 from server.service import Referee
@@ -54,6 +56,28 @@ def _timeout(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not 0 < value <= 3600:
         raise argparse.ArgumentTypeError(f"a timeout is more than 0 and at most 3600 seconds, not {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    """A positive whole number for a command-line option."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= value <= 10_000_000:
+        raise argparse.ArgumentTypeError(f"1..10000000, not {value}")
+    return value
+
+
+def _mib(text: str) -> float:
+    """A size in MiB for a command-line option: more than 0, at most 64 GiB."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of MiB: {text!r}") from None
+    if not 0 < value <= 65536:
+        raise argparse.ArgumentTypeError(f"more than 0 and at most 65536 MiB, not {value}")
     return value
 
 
@@ -103,6 +127,30 @@ def _parser() -> argparse.ArgumentParser:
         help=f"seconds a storage operation may wait for Redis before the call fails UNAVAILABLE (default: "
              f"{STORAGE_TIMEOUT_S:g}; less when the caller's deadline is sooner)",
     )
+    serve.add_argument(
+        "--state-cache-games",
+        type=_count,
+        default=STATE_CACHE_GAMES,
+        help=f"games whose parsed state is kept in memory (default: {STATE_CACHE_GAMES})",
+    )
+    serve.add_argument(
+        "--state-cache-mib",
+        type=_mib,
+        default=STATE_CACHE_MIB,
+        help=f"MiB the parsed states may take, estimated (default: {STATE_CACHE_MIB:g})",
+    )
+    serve.add_argument(
+        "--memo-entries",
+        type=_count,
+        default=memo.DEFAULT_ENTRIES,
+        help=f"entries of each in-memory memo table (meta, tokens, moves, ...; default: {memo.DEFAULT_ENTRIES})",
+    )
+    serve.add_argument(
+        "--memo-mib",
+        type=_mib,
+        default=memo.DEFAULT_BYTES / memo.MIB,
+        help=f"MiB of each memo table, estimated (default: {memo.DEFAULT_BYTES / memo.MIB:g})",
+    )
     serve.add_argument("--grace", type=float, default=10.0, help="seconds to drain calls on shutdown")
     health = commands.add_parser("health", help="exit 0 if a referee answers SERVING (container health checks)")
     health.add_argument("--address", default="127.0.0.1:50051", help="host:port of the referee")
@@ -125,7 +173,9 @@ async def serve(args: argparse.Namespace) -> None:
             idle_ttl_s=args.idle_ttl,
             op_timeout_s=args.storage_timeout,
         )
-        referee = Referee(store, organizer_token=args.organizer_token or None)
+        memo.configure(args.memo_entries, args.memo_mib)
+        states = StateCache(args.state_cache_games, args.state_cache_mib)
+        referee = Referee(store, organizer_token=args.organizer_token or None, states=states)
         health = HealthServicer()
         server, port = create_server(f"{args.host}:{args.port}", referee, health_servicer=health)
         await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
