@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from clients.sdk import RefereeClient
@@ -79,8 +79,11 @@ def free_port() -> int:
 class ServerProcess:
     """``python -m server.cli serve`` on a fixed port over a given Redis; kill() is SIGKILL (a crash)."""
 
-    def __init__(self, redis_url: str, port: int | None = None, log_dir: Path | None = None) -> None:
+    def __init__(self, redis_url: str, port: int | None = None, log_dir: Path | None = None,
+                 args: Sequence[str] = ()) -> None:  # fmt: skip
+        """``args``: more options of ``serve``."""
         self.redis_url = redis_url
+        self.args = tuple(args)
         self.port = port or free_port()
         self.log = (log_dir or Path("/tmp")) / f"referee-{self.port}.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -97,7 +100,7 @@ class ServerProcess:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "server.cli", "serve", "--redis-url", self.redis_url,
-                 "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1"],
+                 "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1", *self.args],
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
         self.starts += 1
