@@ -54,7 +54,8 @@ class ServerThread:
 
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        referee = Referee(GameStore(connect(redis_url), finished_ttl_s=3600), organizer_token=ORGANIZER)
+        store = GameStore(connect(redis_url), finished_ttl_s=3600, op_timeout_s=5.0)  # as refkit's: a loaded machine
+        referee = Referee(store, organizer_token=ORGANIZER)
         health = HealthServicer()
         server, self.port = create_server("127.0.0.1:0", referee, health_servicer=health)
         await server.start()
