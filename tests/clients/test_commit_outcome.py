@@ -154,6 +154,7 @@ def test_an_applied_move_answered_outcome_unknown_is_resolved_even_with_no_retri
         proxy.plan = ["lose"]
         result = sdk.submit_move(game_id, before.legal[0])
     assert result.attempts == 2  # the lost answer, then the resend
+    assert result.request_id  # the SDK made one up: every move carries one
     assert result.proto == rpb.SubmitMoveResponse.FromString(proxy.lost[0])  # the move's one answer
     assert [s.request_id for s in proxy.submits] == [result.request_id] * 2
     assert client.get_game(game_id, token=token).version == before.version + 1 == result.version
