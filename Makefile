@@ -23,7 +23,7 @@ protoc_gen = mkdir -p $(1) && PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m g
   --python_out=$(1) --grpc_python_out=$(1) --mypy_out=$(1) --mypy_grpc_out=$(1) proto/rummy/v1/*.proto \
   && $(BIN)/python proto/postprocess.py $(1)
 
-.PHONY: venv runtime run test proto proto-check bench node tournament FORCE
+.PHONY: venv runtime run test test-fast proto proto-check bench node tournament FORCE
 
 venv: $(DEV_STAMP)
 
@@ -66,6 +66,15 @@ $(BENCH_STAMP): pyproject.toml | $(BIN)/python
 run: runtime
 	$(BIN)/rummy-referee serve
 
+# The whole suite names each test as it starts and passes (-v): a file of long tests never looks like a hang;
+# the slowest tests are listed at the end.
+PYTEST_PROGRESS ?= -v --durations=15
+
+# The engine and the unit tests only (no redis-server, no referee process): under a minute. `make test` stays
+# the complete suite, the one CI runs.
+test-fast: venv
+	$(BIN)/python -m pytest -m 'not integration' --durations=5
+
 # mypy skips (and says so) a listed directory that holds no Python file yet; a missing path is an error.
 # pytest's exit 5 (no test collected) fails like any other.
 test: venv
@@ -77,7 +86,7 @@ test: venv
 	  else paths="$$paths $$p"; fi; \
 	done; \
 	if [ -n "$$paths" ]; then echo "$(BIN)/mypy --strict$$paths"; $(BIN)/mypy --strict $$paths; fi
-	@echo "$(BIN)/python -m pytest"; $(BIN)/python -m pytest; rc=$$?; \
+	@echo "$(BIN)/python -m pytest $(PYTEST_PROGRESS)"; $(BIN)/python -m pytest $(PYTEST_PROGRESS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "FAILED: pytest collected no tests (exit 5)" >&2; fi; \
 	exit $$rc
 

@@ -78,7 +78,12 @@ class SeatResult:
     stopped: bool = False
     reconnects: int = 0
     fetches: int = 0
+    #: Views fetched because ``idle_check`` seconds passed without any event (the safety net): a matter of timing
+    #: (a bot or a loaded machine silent that long), not of correctness.
     idle_fetches: int = 0
+    #: Idle fetches that found the seat to act although the events up to that view never said the turn might have
+    #: come: turns the event stream failed to announce (a bug if ever more than 0, whatever the timing).
+    missed_turns: int = 0
     transport_errors: int = 0
 
     @property
@@ -103,6 +108,7 @@ class _Seat:
         self.seen: set[tuple[int, int]] = set()  # positions of the events observed since
         self.latest = -1  # the highest version observed
         self.stale = False  # an event or a reconnection since the last view: the turn must be checked
+        self.idle = False  # stale only because idle_check passed without events
         self.to_act: int | None = None  # the seat to act, as the last view and the events since tell
         self.me: int | None = None
         self.players = 0
@@ -162,6 +168,18 @@ class _Seat:
             self.ended = True
             if item.error is not None:
                 raise item.error
+
+    def idle_view(self, snap: GameSnapshot) -> bool:
+        """Whether ``snap`` was fetched only because nothing came for a while, and gives this seat the turn: then
+        the events up to its version must be read (``checked_idle``) to tell whether the stream announced it."""
+        idle, self.idle = self.idle, False
+        return idle and snap.my_turn
+
+    def checked_idle(self) -> None:
+        """After an idle view giving the turn, and the events up to its version: none announced the turn (nor a
+        reconnection), so the stream missed it."""
+        if not self.stale:
+            self.result.missed_turns += 1
 
     def snapshot(self, snap: GameSnapshot) -> GameSnapshot:
         """Take a fresh view."""
@@ -281,6 +299,9 @@ def play_seat(
                     continue  # stopped: said at the top of the loop
                 if seat.stale:
                     snap = fetch()
+                    if seat.idle_view(snap):
+                        _catch_up(stream, seat, snap.version, max(idle_check, _CATCH_UP))
+                        seat.checked_idle()
                 continue
             _catch_up(stream, seat, snap.version)
             move = _choose(chooser, bot, snap, move_timeout)
@@ -339,7 +360,7 @@ def _wait(stream: queue.Queue[object], seat: _Seat, idle_check: float, stop: thr
             return False
         if waited >= idle_check:
             seat.result.idle_fetches += 1
-            seat.stale = True
+            seat.stale = seat.idle = True
             return True
 
 
@@ -351,10 +372,10 @@ def _drain(stream: queue.Queue[object], seat: _Seat) -> None:
             return
 
 
-def _catch_up(stream: queue.Queue[object], seat: _Seat, version: int | None) -> None:
+def _catch_up(stream: queue.Queue[object], seat: _Seat, version: int | None, seconds: float = _CATCH_UP) -> None:
     """Let the bot observe the events up to ``version`` (None: to the end of the match) before it is asked
-    (within _CATCH_UP seconds)."""
-    until = time.monotonic() + _CATCH_UP
+    (within ``seconds``)."""
+    until = time.monotonic() + seconds
     while not seat.ended and (version is None or seat.latest < version):
         left = until - time.monotonic()
         if left <= 0:
@@ -428,8 +449,8 @@ async def play_seat_async(
             seat.take(stream.get_nowait())
         return True
 
-    async def catch_up(version: int | None) -> None:  # as _catch_up
-        until = time.monotonic() + _CATCH_UP
+    async def catch_up(version: int | None, seconds: float = _CATCH_UP) -> None:  # as _catch_up
+        until = time.monotonic() + seconds
         while not seat.ended and (version is None or seat.latest < version):
             if not await take_next(max(0.0, until - time.monotonic())):
                 return
@@ -445,7 +466,7 @@ async def play_seat_async(
                 return False
             if waited >= idle_check:
                 seat.result.idle_fetches += 1
-                seat.stale = True
+                seat.stale = seat.idle = True
                 return True
 
     try:
@@ -465,6 +486,9 @@ async def play_seat_async(
                     continue
                 if seat.stale:
                     snap = await fetch()
+                    if seat.idle_view(snap):
+                        await catch_up(snap.version, max(idle_check, _CATCH_UP))
+                        seat.checked_idle()
                 continue
             await catch_up(snap.version)
             move = await _choose_async(bot, snap, move_timeout)

@@ -25,6 +25,8 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer  # grpc_health.v1.health.aio.HealthServicer
 
+from server import memo
+from server.cache import STATE_CACHE_GAMES, STATE_CACHE_MIB, StateCache
 from server.durability import MODES, DurabilityError, check_durability
 from server.grpc_api import SERVICE_NAME, create_server, set_serving, shutdown, watch_storage
 from server.limits import Limits
@@ -37,7 +39,7 @@ from server.redis_launcher import (
     start_redis,
 )
 from server.service import Referee
-from server.store import MAX_TTL_S, GameStore, connect
+from server.store import MAX_TTL_S, STORAGE_TIMEOUT_S, GameStore, connect
 
 log = logging.getLogger("rummy_referee")
 
@@ -62,14 +64,37 @@ def _seconds(text: str) -> int:
     return value
 
 
-def _count(text: str) -> int:
-    """A count for a command-line option: an integer, 0 or more."""
+def _timeout(text: str) -> float:
+    """A timeout for a command-line option: seconds, more than 0 and at most an hour."""
     try:
-        value = int(text)
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"a timeout is more than 0 and at most 3600 seconds, not {value}")
+    return value
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def _count(text: str) -> int:
+    """A count for a command-line option: an integer, 0 or more."""
+    value = _whole(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"cannot be negative: {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    """A positive whole number for a command-line option."""
+    value = _whole(text)
+    if not 1 <= value <= 10_000_000:
+        raise argparse.ArgumentTypeError(f"1..10000000, not {value}")
     return value
 
 
@@ -81,6 +106,17 @@ def _rate(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not 0 <= value < float("inf"):
         raise argparse.ArgumentTypeError(f"a rate is 0 (off) or more: {text}")
+    return value
+
+
+def _mib(text: str) -> float:
+    """A size in MiB for a command-line option: more than 0, at most 64 GiB."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of MiB: {text!r}") from None
+    if not 0 < value <= 65536:
+        raise argparse.ArgumentTypeError(f"more than 0 and at most 65536 MiB, not {value}")
     return value
 
 
@@ -155,6 +191,37 @@ def _parser() -> argparse.ArgumentParser:
         default=_LIMITS.request_burst,
         help="calls a client address may make at once above that rate (default: 4000)",
     )
+    serve.add_argument(
+        "--storage-timeout",
+        type=_timeout,
+        default=STORAGE_TIMEOUT_S,
+        help=f"seconds a storage operation may wait for Redis before the call fails UNAVAILABLE (default: "
+             f"{STORAGE_TIMEOUT_S:g}; less when the caller's deadline is sooner)",
+    )
+    serve.add_argument(
+        "--state-cache-games",
+        type=_positive,
+        default=STATE_CACHE_GAMES,
+        help=f"games whose parsed state is kept in memory (default: {STATE_CACHE_GAMES})",
+    )
+    serve.add_argument(
+        "--state-cache-mib",
+        type=_mib,
+        default=STATE_CACHE_MIB,
+        help=f"MiB the parsed states may take, estimated (default: {STATE_CACHE_MIB:g})",
+    )
+    serve.add_argument(
+        "--memo-entries",
+        type=_positive,
+        default=memo.DEFAULT_ENTRIES,
+        help=f"entries of each in-memory memo table (meta, tokens, moves, ...; default: {memo.DEFAULT_ENTRIES})",
+    )
+    serve.add_argument(
+        "--memo-mib",
+        type=_mib,
+        default=memo.DEFAULT_BYTES / memo.MIB,
+        help=f"MiB of each memo table, estimated (default: {memo.DEFAULT_BYTES / memo.MIB:g})",
+    )
     serve.add_argument("--grace", type=float, default=10.0, help="seconds to drain calls on shutdown")
     serve.add_argument(
         "--durability",
@@ -176,10 +243,13 @@ async def serve(args: argparse.Namespace) -> None:
     try:
         store = GameStore(
             connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl, idle_ttl_s=args.idle_ttl,
-            unplayed_ttl_s=args.unplayed_ttl,
+            unplayed_ttl_s=args.unplayed_ttl, op_timeout_s=args.storage_timeout,
         )  # fmt: skip
         await check_durability(store.client, args.durability)
-        referee = Referee(store, organizer_token=args.organizer_token or None, max_open_games=args.max_open_games)
+        memo.configure(args.memo_entries, args.memo_mib)
+        states = StateCache(args.state_cache_games, args.state_cache_mib)
+        referee = Referee(store, organizer_token=args.organizer_token or None, max_open_games=args.max_open_games,
+                          states=states)  # fmt: skip
         health = HealthServicer()
         limits = Limits(
             requests_per_s=args.requests_per_second,

@@ -8,7 +8,6 @@ in text form) plus the server's additions (version, seats, legal moves).
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -19,6 +18,7 @@ import engine
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.errors import BadRequest
+from server.memo import Memo
 from server.model import GameSpec, SeatSpec
 
 _PHASES = {
@@ -261,7 +261,7 @@ def _fill_event(event: pb.Event, d: Mapping[str, Any]) -> None:
 
 
 _EVENT_ENVELOPE = frozenset(("kind", "seat", "version", "index"))
-_EVENT_DATA: dict[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]], struct_pb2.Struct] = {}
+_EVENT_DATA: Memo[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]], struct_pb2.Struct] = Memo("event_data", 2.0)
 
 
 def _event_data(data: dict[str, Any]) -> struct_pb2.Struct:
@@ -274,13 +274,16 @@ def _event_data(data: dict[str, Any]) -> struct_pb2.Struct:
     except TypeError:  # a list or dict inside: not cached
         return _struct(data)
     if cached is None:
-        if len(_EVENT_DATA) >= 8192:
-            _EVENT_DATA.clear()
-        cached = _EVENT_DATA[key] = _struct(data)
+        cached = _struct(data)
+        _EVENT_DATA.put(key, cached, _ENTRY_BYTES + _PROTO_FACTOR * (cached.ByteSize() + len(key[0]) * 64))
     return cached
 
 
-_HAND_RESULTS: dict[int, tuple[Mapping[str, Any], pb.HandResult]] = {}
+_HAND_RESULTS: Memo[int, tuple[Mapping[str, Any], pb.HandResult]] = Memo("hand_results")
+_HAND_RESULT_TEXTS: Memo[str, pb.HandResult] = Memo("hand_result_texts", 0.25)
+# Bounds (server.memo) count a protobuf message as a few times its wire size, and a fixed cost per entry.
+_PROTO_FACTOR = 4
+_ENTRY_BYTES = 256
 
 
 def _hand_result(d: Mapping[str, Any]) -> pb.HandResult:
@@ -288,13 +291,15 @@ def _hand_result(d: Mapping[str, Any]) -> pb.HandResult:
     # states share it) as long as this process plays the game: found by identity, else by its JSON.
     hit = _HAND_RESULTS.get(id(d))
     if hit is None or hit[0] is not d:  # the entry holds its dict, so an id is not reused while it is cached
-        if len(_HAND_RESULTS) >= 4096:
-            _HAND_RESULTS.clear()
-        hit = _HAND_RESULTS[id(d)] = (d, _hand_result_of(json.dumps(d, sort_keys=True)))
+        text = json.dumps(d, sort_keys=True)
+        result = _HAND_RESULT_TEXTS.get(text)
+        if result is None:
+            result = _HAND_RESULT_TEXTS.put(text, _hand_result_of(text), _ENTRY_BYTES + 5 * len(text))
+        # the entry keeps the dict alive (the engine's states share it anyway): its text counted again
+        hit = _HAND_RESULTS.put(id(d), (d, result), 2 * _ENTRY_BYTES + 3 * len(text))
     return hit[1]
 
 
-@functools.lru_cache(maxsize=1024)
 def _hand_result_of(text: str) -> pb.HandResult:
     d = json.loads(text)
     result = pb.HandResult(

@@ -18,6 +18,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[i
 from grpc_status import rpc_status as grpc_rpc_status
 
 import engine
+from server.deadlines import DeadlineTooShort
 from server.store import StoreUnavailable
 
 DOMAIN = "rummy-referee"
@@ -96,6 +97,8 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
         return grpc.StatusCode.INVALID_ARGUMENT, exc.code, exc.message
     if isinstance(exc, StoreUnavailable):
         return grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE", "the game storage is unreachable; retry later"
+    if isinstance(exc, DeadlineTooShort):  # nothing was started: the caller may resend with a longer deadline
+        return grpc.StatusCode.DEADLINE_EXCEEDED, "DEADLINE_TOO_SHORT", f"too little time left: {exc}"
     log.error("internal error", exc_info=exc)
     return grpc.StatusCode.INTERNAL, "INTERNAL", "internal error (logged on the server)"
 
@@ -134,5 +137,6 @@ _CODES: dict[grpc.StatusCode, int] = {
     grpc.StatusCode.NOT_FOUND: code_pb2.NOT_FOUND,
     grpc.StatusCode.RESOURCE_EXHAUSTED: code_pb2.RESOURCE_EXHAUSTED,
     grpc.StatusCode.UNAVAILABLE: code_pb2.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED: code_pb2.DEADLINE_EXCEEDED,
     grpc.StatusCode.INTERNAL: code_pb2.INTERNAL,
 }

@@ -18,10 +18,15 @@ from server.store import GameStore, StoredEvent
 
 Position = tuple[int, int]  # (version, index) of a stream entry
 
-_Queue = asyncio.Queue[StoredEvent | BaseException]
-
 BACKLOG_PAGE = 500
-QUEUE_LIMIT = 10_000
+QUEUE_LIMIT = 10_000  # events waiting for one watcher ...
+QUEUE_BYTES = 2 * 1024 * 1024  # ... and their payload bytes: a watcher further behind is cut off (it may resume)
+
+
+class _Queue(asyncio.Queue[StoredEvent | BaseException]):
+    """One watcher's events not yet sent, and their payload bytes."""
+
+    nbytes = 0
 
 
 @dataclass
@@ -60,7 +65,7 @@ class EventHub:
         """Every event of the game after position ``after``, in order, each once, until the caller stops."""
         if self._closed:
             raise _shutting_down()
-        queue: _Queue = asyncio.Queue(QUEUE_LIMIT)
+        queue = _Queue(QUEUE_LIMIT)
         feed = await self._register(game_id, queue)
         try:
             last = after
@@ -75,6 +80,7 @@ class EventHub:
                 item = await queue.get()
                 if isinstance(item, BaseException):
                     raise item
+                queue.nbytes -= len(item.payload)
                 if (item.version, item.index) > last:
                     last = (item.version, item.index)
                     yield item
@@ -115,13 +121,20 @@ class EventHub:
     @staticmethod
     def _offer(feed: _Feed, queue: _Queue, item: StoredEvent | BaseException) -> None:
         try:
-            queue.put_nowait(item)
+            if isinstance(item, StoredEvent):
+                if queue.nbytes + len(item.payload) > QUEUE_BYTES:
+                    raise asyncio.QueueFull
+                queue.put_nowait(item)
+                queue.nbytes += len(item.payload)
+            else:
+                queue.put_nowait(item)
         except asyncio.QueueFull:
             # A watcher this far behind is cut off (it can resume from its last version): its queue is emptied
             # and ends with the error, and it gets nothing more, so what it did receive has no gap.
             feed.watchers.discard(queue)
             while not queue.empty():
                 queue.get_nowait()
+            queue.nbytes = 0
             queue.put_nowait(TooMuch("WATCHER_TOO_SLOW", "the stream fell behind; resume from the last version"))
 
     def _fail(self, game_id: str, feed: _Feed, exc: BaseException) -> None:

@@ -19,7 +19,7 @@ from grpc_reflection.v1alpha import reflection
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
-from server import codec, errors
+from server import codec, deadlines, errors
 from server.errors import BadRequest, Unauthenticated
 from server.limits import LimitInterceptor, Limits
 from server.service import Referee
@@ -69,6 +69,7 @@ async def _fail(context: grpc.aio.ServicerContext[object, object], exc: Exceptio
 
 
 async def _guard(context: grpc.aio.ServicerContext[object, object], work: Awaitable[T]) -> T:
+    deadlines.set_from(context)  # every storage wait of this request ends by the call's deadline
     try:
         return await work
     except Exception as exc:
@@ -117,6 +118,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
 
     async def SubmitMove(self, request: rpb.SubmitMoveRequest, context: Context) -> rpb.SubmitMoveResponse:
         # The hot path: _guard's try/except written out, one coroutine fewer per move.
+        deadlines.set_from(context)
         try:
             token = _bearer(context, required=True)
             if not request.HasField("move"):
@@ -147,6 +149,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         )
         return rpb.ValidateMoveResponse(version=version)
 
+    # WatchGame takes no deadline into server.deadlines: the game's feed task, which outlives this stream and
+    # serves every watcher of the game, would inherit it. Its storage waits have the storage timeout.
     async def WatchGame(self, request: rpb.WatchGameRequest, context: Context) -> AsyncIterator[rpb.WatchGameResponse]:
         async with self.referee.hub.stream():
             try:
@@ -225,23 +229,37 @@ async def set_serving(health_servicer: HealthServicer, serving: bool) -> None:
         await health_servicer.set(name, status)
 
 
-async def watch_storage(referee: Referee, health_servicer: HealthServicer, interval: float = 2.0) -> None:
-    """Forever: NOT_SERVING while Redis does not answer, SERVING when it does."""
+#: How often the storage is pinged, and how long a ping may take: a Redis that stops answering (unreachable, or
+#: frozen: SIGSTOP, a stalled disk, a long script) is NOT_SERVING within interval + timeout (1.5 s), and SERVING
+#: again within the interval (plus one round trip) of answering.
+HEALTH_INTERVAL_S = 0.5
+HEALTH_PING_TIMEOUT_S = 1.0
+
+
+async def watch_storage(
+    referee: Referee,
+    health_servicer: HealthServicer,
+    interval: float = HEALTH_INTERVAL_S,
+    ping_timeout: float = HEALTH_PING_TIMEOUT_S,
+) -> None:
+    """Forever: NOT_SERVING while Redis does not answer a PING within ``ping_timeout``, SERVING when it does."""
     serving: bool | None = None
+    loop = asyncio.get_running_loop()
     while True:
+        started = loop.time()
         try:
-            await referee.store.ping()
+            await referee.store.ping(ping_timeout)
             ok = True
         except StoreUnavailable:
             ok = False
         if ok != serving:
             if ok:  # the normal start, or good news
-                log.info("storage %s: SERVING", "reachable" if serving is None else "reachable again")
+                log.info("storage %s: SERVING", "reachable" if serving is None else "answers again")
             else:
-                log.warning("storage unreachable: NOT_SERVING")
+                log.warning("storage unresponsive: NOT_SERVING")
             serving = ok
             await set_serving(health_servicer, ok)
-        await asyncio.sleep(interval)
+        await asyncio.sleep(max(0.0, interval - (loop.time() - started)))  # a ping that timed out took long enough
 
 
 async def shutdown(server: grpc.aio.Server, referee: Referee, health_servicer: HealthServicer, grace: float) -> None:

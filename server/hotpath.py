@@ -43,6 +43,11 @@ def _reply_error(error: rexc.ResponseError) -> rexc.ResponseError:
     return rexc.NoScriptError(*error.args) if str(error).startswith("NOSCRIPT") else error
 
 
+def _give_up(reply: asyncio.Future[Any]) -> None:
+    if not reply.done():
+        reply.set_exception(TimeoutError("no reply from Redis within the call's deadline"))
+
+
 class _Connection(asyncio.Protocol):
     """One connection: the callers waiting for a reply, in the order their commands were written."""
 
@@ -53,8 +58,10 @@ class _Connection(asyncio.Protocol):
         self._waiting: deque[tuple[asyncio.Future[Any], float]] = deque()  # with their deadlines
         self._watchdog: asyncio.TimerHandle | None = None
 
-    def send(self, command: bytes, timeout_s: float) -> asyncio.Future[Any]:
-        """Write ``command``; the future of its reply."""
+    def send(self, command: bytes, timeout_s: float, wait_s: float | None = None) -> asyncio.Future[Any]:
+        """Write ``command``; the future of its reply. ``timeout_s``: without a reply by then Redis is hung (the
+        connection is cut); ``wait_s`` (shorter): the caller's own patience (its deadline), after which only its
+        future fails with ``TimeoutError`` (its late reply is dropped, the connection stays)."""
         loop = asyncio.get_running_loop()
         reply: asyncio.Future[Any] = loop.create_future()
         if self.closed or self.transport is None:
@@ -65,6 +72,8 @@ class _Connection(asyncio.Protocol):
         self.transport.write(command)
         if self._watchdog is None:
             self._watchdog = loop.call_at(deadline, self._check_deadline)
+        if wait_s is not None and wait_s < timeout_s:  # only for callers with a short deadline: one timer each
+            loop.call_later(wait_s, _give_up, reply)
         return reply
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -127,16 +136,22 @@ class HotPath:
             return False
         return not any(kwargs.get(k) for k in ("protocol", "client_name", "credential_provider", "lib_name"))
 
-    async def call(self, timeout_s: float, *args: str | bytes | int) -> Any:
+    async def call(self, timeout_s: float, *args: str | bytes | int, wait_s: float | None = None) -> Any:
         """Send one command and return its reply; a ResponseError reply is raised. ``ConnectionError`` when Redis
-        cannot be reached, ``TimeoutError`` when it does not answer within ``timeout_s``."""
+        cannot be reached, ``TimeoutError`` when it does not answer within ``timeout_s`` (Redis is hung: the
+        connection is cut) or within ``wait_s`` when that is shorter (the caller's deadline; the connection stays)."""
         command = resp(args)
+        until = None if wait_s is None or wait_s >= timeout_s else asyncio.get_running_loop().time() + wait_s
         for attempt in (1, 2):
+            if until is not None:
+                wait_s = until - asyncio.get_running_loop().time()
+                if wait_s <= 0:
+                    raise TimeoutError("no reply from Redis within the call's deadline")
             conn = self._conn
             if conn is None or conn.closed:
-                conn = await self._connect(timeout_s)
+                conn = await self._connect(timeout_s, wait_s)
             try:
-                reply = await conn.send(command, timeout_s)
+                reply = await conn.send(command, timeout_s, wait_s)
             except _Lost as exc:
                 if attempt == 2:
                     raise rexc.ConnectionError(str(exc)) from exc
@@ -146,12 +161,15 @@ class HotPath:
             return reply
         raise AssertionError("unreachable")
 
-    async def _connect(self, timeout_s: float) -> _Connection:
+    async def _connect(self, timeout_s: float, wait_s: float | None = None) -> _Connection:
         if self._connecting is None:  # one connection attempt at a time, shared by the callers that need it
             self._connecting = asyncio.ensure_future(self._open(min(timeout_s, self._connect_timeout_s)))
         connecting = self._connecting
         try:
-            conn = await asyncio.shield(connecting)
+            if wait_s is not None and wait_s < timeout_s:  # a short deadline gives up alone, not the attempt
+                conn = await asyncio.wait_for(asyncio.shield(connecting), wait_s)
+            else:
+                conn = await asyncio.shield(connecting)
         finally:
             if connecting.done() and self._connecting is connecting:
                 self._connecting = None

@@ -25,6 +25,8 @@ import orjson
 
 import engine
 from server.cache import (
+    ENTRY_BYTES,
+    PARSED_FACTOR,
     StateCache,
     commit_ids,
     config_json,
@@ -43,6 +45,7 @@ from server.errors import (
     Unauthenticated,
 )
 from server.events import EventHub
+from server.memo import Memo
 from server.model import Caller, GameSpec
 from server.open_games import OpenGames, release_quietly
 from server.store import MAX_SEATS, MAX_SEQ, GameStore, StoredEvent, StoredGame
@@ -65,19 +68,17 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-_PRESENTED: dict[str, str] = {}  # token -> token_hash(token), for the tokens presented lately
+_PRESENTED: Memo[str, str] = Memo("presented_tokens", share=4.0)  # token -> token_hash(token), lately presented
 
 
 def presented_hash(token: str) -> str:
     """``token_hash`` of a token presented by a caller, remembered: a seat presents the same token with every
-    move (bounded: at most 16384 tokens of at most 64 characters, ours being 46; forgotten all at once when full)."""
+    move (bounded: only tokens of at most 64 characters, ours being 46, in a server.memo table)."""
     if len(token) > 64:
         return token_hash(token)
     digest = _PRESENTED.get(token)
     if digest is None:
-        if len(_PRESENTED) >= 16384:
-            _PRESENTED.clear()
-        digest = _PRESENTED[token] = token_hash(token)
+        digest = _PRESENTED.put(token, token_hash(token), 2 * 64 + 2 * ENTRY_BYTES)
     return digest
 
 
@@ -111,8 +112,10 @@ class Referee:
         hub: EventHub | None = None,
         max_attempts: int = 8,
         max_open_games: int = 100_000,
+        states: StateCache | None = None,
     ) -> None:
-        """``max_open_games``: the cap on unfinished games, shared in Redis by the referees using it (0: none)."""
+        """``max_open_games``: the cap on unfinished games, shared in Redis by the referees using it (0: none);
+        ``states``: the cache of parsed states (bounded by games and bytes; default ``StateCache()``)."""
         self.store = store
         self.open_games = (
             OpenGames(store.client, max_open_games, op_timeout_s=store.op_timeout_s) if max_open_games else None
@@ -120,7 +123,7 @@ class Referee:
         self.hub = hub or EventHub(store)
         self._organizer_hash = token_hash(organizer_token) if organizer_token else None
         self._max_attempts = max_attempts
-        self._states = StateCache()
+        self._states = states or StateCache()
 
     # ---------------------------------------------------------------------------------------- authorization
 
@@ -478,17 +481,17 @@ class Referee:
         }
 
 
-_MOVE_DICTS: dict[engine.Move, dict[str, Any]] = {}
+_MOVE_DICTS: Memo[engine.Move, dict[str, Any]] = Memo("move_dicts", share=2.0)
 
 
 def _move_dict(move: engine.Move) -> dict[str, Any]:
     """``engine.move_to_dict(move)``, made once per distinct move (moves are frozen, so hashable) and shared: the
-    legal moves of every view are mostly the same few hundred (discard X, draw, knock X)."""
+    legal moves of every view are mostly the same few hundred (discard X, draw, knock X). Moves with melds are
+    many more (Rummy's lay-offs and melds): the table is bounded (server.memo)."""
     d = _MOVE_DICTS.get(move)
     if d is None:
-        if len(_MOVE_DICTS) >= 65536:
-            _MOVE_DICTS.clear()
-        d = _MOVE_DICTS[move] = engine.move_to_dict(move)
+        d = engine.move_to_dict(move)
+        _MOVE_DICTS.put(move, d, 2 * ENTRY_BYTES + PARSED_FACTOR * len(str(d)))  # move and dict: ~ its text
     return d
 
 

@@ -29,11 +29,14 @@ from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
+from server import deadlines
 from server.hotpath import HotPath
 
 MAX_SEATS = 6
 MAX_TTL_S = 3650 * 24 * 3600  # 10 years
 MAX_SEQ = 2**64 - 1  # largest sequence part of a stream id: "<v>-MAX_SEQ" is the last id of version v
+#: How long one storage operation may take before Redis counts as unresponsive (``serve --storage-timeout``).
+STORAGE_TIMEOUT_S = 1.0
 
 RedisClient = aioredis.Redis | RedisCluster
 
@@ -147,12 +150,16 @@ class GameStore:
         *,
         finished_ttl_s: int = 7 * 24 * 3600,
         idle_ttl_s: int = 30 * 24 * 3600,
-        op_timeout_s: float = 5.0,
+        op_timeout_s: float = STORAGE_TIMEOUT_S,
         unplayed_ttl_s: int = 3600,
     ) -> None:
         """``finished_ttl_s``: how long a finished game is kept; ``idle_ttl_s``: how long an unfinished game is kept
         after its last move; ``unplayed_ttl_s``: how long a new game is kept if no move comes (the first move gives
-        it the idle time); 0 for ever. At most 10 years (Redis refuses much larger expiries)."""
+        it the idle time); 0 for ever. At most 10 years (Redis refuses much larger expiries).
+        ``op_timeout_s``: the storage timeout, the longest any operation waits for Redis (less when the caller's
+        deadline comes first: ``server.deadlines``)."""
+        if not 0 < op_timeout_s <= 3600:
+            raise ValueError(f"the storage timeout is more than 0 and at most 3600 seconds, not {op_timeout_s}")
         for ttl in (finished_ttl_s, idle_ttl_s, unplayed_ttl_s):
             if not 0 <= ttl <= MAX_TTL_S:
                 raise ValueError(f"a time to keep games is 0..{MAX_TTL_S} seconds, not {ttl}")
@@ -168,7 +175,8 @@ class GameStore:
         self._set_config = client.register_script(_SET_CONFIG)
 
     def _op(self, extra_s: float = 0.0) -> contextlib.AbstractAsyncContextManager[None]:
-        return _redis_errors(self.op_timeout_s + extra_s)
+        # the storage timeout, or less if the caller's deadline comes first (DeadlineTooShort: nothing is started)
+        return _redis_errors(deadlines.budget(self.op_timeout_s + extra_s))
 
     async def close(self) -> None:
         """Close the client's connections."""
@@ -176,9 +184,9 @@ class GameStore:
             self._hot.close()
         await self.client.aclose()
 
-    async def ping(self) -> None:
-        """Raise StoreUnavailable unless Redis answers."""
-        async with self._op():
+    async def ping(self, timeout_s: float | None = None) -> None:
+        """Raise StoreUnavailable unless Redis answers (within ``timeout_s``, by default the storage timeout)."""
+        async with _redis_errors(timeout_s or self.op_timeout_s):
             await self.client.ping()
 
     async def create(
@@ -244,24 +252,28 @@ class GameStore:
     async def _hot_commit(self, keys: list[str], args: list[str | bytes | int]) -> Any:
         assert self._hot is not None
         timeout_s = self.op_timeout_s
+        wait_s = deadlines.budget(timeout_s)  # the caller's deadline, if sooner
         try:
             try:
-                return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args)
+                return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args,
+                                            wait_s=wait_s)  # fmt: skip
             except rexc.NoScriptError:  # a Redis restarted without its script cache
-                await self._hot.call(timeout_s, "SCRIPT", "LOAD", _script("commit_move.lua"))
-                return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args)
+                await self._hot.call(timeout_s, "SCRIPT", "LOAD", _script("commit_move.lua"), wait_s=wait_s)
+                return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args,
+                                            wait_s=deadlines.budget(timeout_s))  # fmt: skip
         except (TimeoutError, rexc.ConnectionError, OSError, rexc.ResponseError) as exc:
-            unavailable = _unavailable(exc, timeout_s)
+            unavailable = _unavailable(exc, wait_s)
             if unavailable is None:
                 raise
             raise unavailable from exc
 
     async def _hot_call(self, *args: str | bytes | int) -> Any:
         assert self._hot is not None
+        wait_s = deadlines.budget(self.op_timeout_s)  # the caller's deadline, if sooner
         try:
-            return await self._hot.call(self.op_timeout_s, *args)
+            return await self._hot.call(self.op_timeout_s, *args, wait_s=wait_s)
         except (TimeoutError, rexc.ConnectionError, OSError, rexc.ResponseError) as exc:
-            unavailable = _unavailable(exc, self.op_timeout_s)
+            unavailable = _unavailable(exc, wait_s)
             if unavailable is None:
                 raise
             raise unavailable from exc

@@ -37,3 +37,31 @@ def private_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisPro
         yield process
     finally:
         process.stop()
+
+
+# ---------------------------------------------------------------------------------------- the fast loop
+
+#: Fixtures that start a real redis-server (every referee fixture depends on one of them).
+_PROCESS_FIXTURES = frozenset({"redis_server", "private_redis"})
+#: Test modules that start processes (redis-server, `serve`, node, docker-compose, make) by themselves.
+_PROCESS_MODULES = frozenset({
+    "test_bench_service.py", "test_buf.py", "test_bundled_redis.py", "test_ci_contract.py", "test_cli.py",
+    "test_cluster.py", "test_compose.py", "test_concurrency.py", "test_errors.py", "test_node_client.py",
+    "test_outage.py", "test_play.py", "test_readme_examples.py", "test_redis_launcher.py", "test_tournament.py",
+    "test_soak.py", "test_storage_faults.py",
+})  # fmt: skip
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "integration: starts a real redis-server or referee process (left out by `make test-fast`)"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs a real process as ``integration``: ``make test-fast`` runs the rest
+    (``-m 'not integration'``: the engine and the unit tests)."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & _PROCESS_FIXTURES or item.path.name in _PROCESS_MODULES:
+            item.add_marker(pytest.mark.integration)

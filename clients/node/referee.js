@@ -32,6 +32,10 @@ export const { status } = grpc;
 export const DEFAULT_DEADLINE_MS = 10_000;
 /** Default deadline of one WatchGame stream; watchGame resumes transparently when it runs out. */
 export const DEFAULT_WATCH_DEADLINE_MS = 10 * 60_000;
+/** The reason of a SubmitMove the referee could not tell was committed or not: resolved by resending it. */
+export const COMMIT_OUTCOME_UNKNOWN = "COMMIT_OUTCOME_UNKNOWN";
+/** Resends of a move whose outcome is unknown, beyond (not counted in) `retries`. */
+export const OUTCOME_RESENDS = 8;
 
 const LOADER_OPTIONS = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true };
 
@@ -331,14 +335,27 @@ export class RefereeClient {
     });
   }
 
-  /** `_unary`, retried with backoff while it fails with one of `codes`. */
-  async _retrying(method, request, codes, callOptions) {
+  /**
+   * `_unary`, retried with backoff while it fails with one of `codes` (at most `retries` times). With
+   * `resolveUnknown` (SubmitMove), an answer with the reason COMMIT_OUTCOME_UNKNOWN (the referee cannot tell whether
+   * the move was committed) is always sent again, beyond `retries` (up to OUTCOME_RESENDS times), since only a
+   * resend with the same request_id resolves it; a call that gives up after such an answer fails with that reason.
+   */
+  async _retrying(method, request, codes, callOptions, resolveUnknown = false) {
+    let unknown = 0;
     for (let attempt = 0; ; attempt++) {
       try {
         return await this._unary(method, request, callOptions);
       } catch (error) {
-        if (!(error instanceof RefereeError) || !codes.includes(error.code) || attempt >= this.retries) throw error;
-        const delay = Math.min(2000, this.retryBaseMs * 2 ** attempt);
+        if (!(error instanceof RefereeError)) throw error;
+        const isUnknown = resolveUnknown && error.reason === COMMIT_OUTCOME_UNKNOWN;
+        if (isUnknown) unknown++;
+        const again = isUnknown ? unknown <= OUTCOME_RESENDS : codes.includes(error.code) && attempt - unknown < this.retries;
+        if (!again) {
+          if (unknown && !isUnknown) error.reason = COMMIT_OUTCOME_UNKNOWN; // an earlier send may have been applied
+          throw error;
+        }
+        const delay = Math.min(2000, this.retryBaseMs * 2 ** Math.min(attempt - unknown, 10));
         await sleep(delay / 2 + Math.random() * (delay / 2));
       }
     }
@@ -377,7 +394,8 @@ export class RefereeClient {
   /**
    * SubmitMove as the token's seat. A request_id (a fresh UUID unless given) makes the call idempotent: on
    * UNAVAILABLE or DEADLINE_EXCEEDED it is sent again with the same request_id, so that a move that did land
-   * is not played twice (the server answers the original response).
+   * is not played twice (the server answers the original response). UNAVAILABLE with the reason
+   * COMMIT_OUTCOME_UNKNOWN is resolved by resending even when the retries are spent (up to OUTCOME_RESENDS more).
    * @param {string} gameId
    * @param {object} move a Move, e.g. {discard: {card: "TD"}} or one of view.legal_moves
    * @param {{expectedVersion?: number, requestId?: string}} [options]
@@ -386,7 +404,9 @@ export class RefereeClient {
   async submitMove(gameId, move, options = {}) {
     const request = { game_id: gameId, move: cleanMove(move), request_id: options.requestId ?? randomUUID() };
     if (options.expectedVersion !== undefined) request.expected_version = options.expectedVersion;
-    const response = await this._retrying("SubmitMove", request, [status.UNAVAILABLE, status.DEADLINE_EXCEEDED]);
+    const response = await this._retrying(
+      "SubmitMove", request, [status.UNAVAILABLE, status.DEADLINE_EXCEEDED], undefined, true,
+    );
     response.events.forEach(plainEvent);
     plainView(response.view);
     return response;

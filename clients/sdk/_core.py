@@ -20,6 +20,7 @@ from clients.sdk.values import (
     JoinedSeat,
     MoveResult,
     Replay,
+    RetryPolicy,
     SeatSpec,
     Settings,
 )
@@ -49,6 +50,42 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
 
 Seat = str | SeatSpec
 Metadata = tuple[tuple[str, str], ...]
+
+
+#: The reason of a SubmitMove answered UNAVAILABLE when the referee cannot know whether the move was committed
+#: (its storage took the write but did not confirm it in time). Only a resend with the same request_id tells:
+#: the original answer if it was applied, else the move is applied now.
+COMMIT_OUTCOME_UNKNOWN = "COMMIT_OUTCOME_UNKNOWN"
+#: Resends of a move whose outcome is unknown, beyond (not counted in) the retry policy's attempts.
+OUTCOME_RESENDS = 8
+
+
+class Resends:
+    """When a failed send is sent again: transient failures while the retry policy has attempts left; and a move
+    answered COMMIT_OUTCOME_UNKNOWN (``resolve_unknown``) up to OUTCOME_RESENDS times more, even with the policy's
+    attempts spent (even with ``NO_RETRY``), since only a resend resolves it. A call that gives up after such an
+    answer fails with that reason, whatever the last send said: the move may have been applied."""
+
+    def __init__(self, policy: RetryPolicy, *, resolve_unknown: bool = False) -> None:
+        self.policy = policy
+        self.resolve_unknown = resolve_unknown
+        self.sends = 0
+        self.unknown = 0  # sends answered COMMIT_OUTCOME_UNKNOWN
+
+    def after(self, err: RefereeError) -> float:
+        """One send failed with ``err``: the seconds to wait before the next send, or ``err`` raised."""
+        if self.resolve_unknown and err.reason == COMMIT_OUTCOME_UNKNOWN:
+            self.unknown += 1
+            if self.unknown <= OUTCOME_RESENDS:
+                return self.policy.backoff(min(self.unknown - 1, 4))
+        elif err.transient and self.sends - self.unknown < self.policy.attempts:
+            return self.policy.backoff(self.sends - self.unknown - 1)
+        if self.unknown and err.reason != COMMIT_OUTCOME_UNKNOWN:
+            raise RefereeError(err.code, COMMIT_OUTCOME_UNKNOWN,
+                               f"the outcome of the move is unknown (resend it with the same request_id to learn "
+                               f"it); the last send: {err.reason or err.code.name}: {err.message}",
+                               domain=err.domain) from None  # fmt: skip
+        raise err from None
 
 
 def metadata(token: str | None) -> Metadata:

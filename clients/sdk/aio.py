@@ -79,20 +79,18 @@ class AsyncRefereeClient:
         token: str | None,
         timeout: float | None,
         retry: RetryPolicy | None = None,
+        resolve_unknown: bool = False,
     ) -> tuple[Resp, int]:
-        policy = retry or self.retry
+        resends = _core.Resends(retry or self.retry, resolve_unknown=resolve_unknown)
         md = _core.metadata(token if token is not None else self.token)
         deadline = timeout if timeout is not None else self.timeout
-        attempt = 0
         while True:
-            attempt += 1
+            resends.sends += 1
             try:
-                return await method(request, timeout=deadline, metadata=md), attempt
+                return await method(request, timeout=deadline, metadata=md), resends.sends
             except grpc.RpcError as exc:
-                err = from_rpc_error(exc)
-                if not err.transient or attempt >= policy.attempts:
-                    raise err from None
-            await asyncio.sleep(policy.backoff(attempt - 1))
+                pause = resends.after(from_rpc_error(exc))
+            await asyncio.sleep(pause)
 
     async def rules(self, game_id: str, *, token: str | None = None) -> Mapping[str, Any]:
         """The game's complete option set (fetched once per game, then remembered)."""
@@ -152,7 +150,7 @@ class AsyncRefereeClient:
         """See ``RefereeClient.submit_move`` (every resend carries the same request_id)."""
         rid = request_id or _core.new_request_id()
         request = _core.submit_request(game_id, move, rid, expected_version)
-        response, attempts = await self._call(self._stub.SubmitMove, request, token, timeout, retry)
+        response, attempts = await self._call(self._stub.SubmitMove, request, token, timeout, retry, True)
         rules = self._rules.get(game_id) or await self.rules(game_id, token=token)
         return _core.move_result(response, rules, rid, attempts)
 

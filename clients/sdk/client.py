@@ -4,7 +4,10 @@ Every call has a deadline (``timeout``, per send), carries the bearer token (the
 call), and is sent again with backoff when it fails with UNAVAILABLE or DEADLINE_EXCEEDED, except CreateGame and
 JoinGame, which are not idempotent (a resent JoinGame could take a second seat). A move is sent with a
 ``request_id`` (a fresh uuid4 unless given) and every resend carries the same one: the referee applies it once and
-answers a resend with the original response.
+answers a resend with the original response. A move answered UNAVAILABLE with the reason ``COMMIT_OUTCOME_UNKNOWN``
+(the referee could not tell whether its storage committed it) is always resolved by resending it with the same
+``request_id``, even when the retry policy's attempts are spent (up to ``_core.OUTCOME_RESENDS`` more sends); if it
+still cannot be resolved, the call fails with that reason, never with another one.
 """
 
 from __future__ import annotations
@@ -86,21 +89,20 @@ class RefereeClient:
         token: str | None,
         timeout: float | None,
         retry: RetryPolicy | None = None,
+        resolve_unknown: bool = False,
     ) -> tuple[Resp, int]:
-        """Send ``request``, again on transient failures: the response and the number of sends."""
-        policy = retry or self.retry
+        """Send ``request``, again on transient failures (see ``_core.Resends``; ``resolve_unknown`` for moves):
+        the response and the number of sends."""
+        resends = _core.Resends(retry or self.retry, resolve_unknown=resolve_unknown)
         md = _core.metadata(token if token is not None else self.token)
         deadline = timeout if timeout is not None else self.timeout
-        attempt = 0
         while True:
-            attempt += 1
+            resends.sends += 1
             try:
-                return method(request, timeout=deadline, metadata=md), attempt
+                return method(request, timeout=deadline, metadata=md), resends.sends
             except grpc.RpcError as exc:
-                err = from_rpc_error(exc)
-                if not err.transient or attempt >= policy.attempts:
-                    raise err from None
-            time.sleep(policy.backoff(attempt - 1))
+                pause = resends.after(from_rpc_error(exc))
+            time.sleep(pause)
 
     def rules(self, game_id: str, *, token: str | None = None) -> Mapping[str, Any]:
         """The game's complete option set (fetched once per game with GetGame, then remembered)."""
@@ -161,10 +163,12 @@ class RefereeClient:
         retry: RetryPolicy | None = None,
     ) -> MoveResult:
         """Play ``move`` as the token's seat. Every send carries the same ``request_id`` (a fresh uuid4 unless
-        given), so a resend after a lost answer returns the original response and applies nothing."""
+        given), so a resend after a lost answer returns the original response and applies nothing. An answer
+        ``COMMIT_OUTCOME_UNKNOWN`` is resolved by resending, beyond ``retry``'s attempts; a ``RefereeError`` with
+        that reason means the move may or may not have been applied: resend it with ``request_id`` to learn."""
         rid = request_id or _core.new_request_id()
         request = _core.submit_request(game_id, move, rid, expected_version)
-        response, attempts = self._call(self._stub.SubmitMove, request, token, timeout, retry)
+        response, attempts = self._call(self._stub.SubmitMove, request, token, timeout, retry, True)
         rules = self._rules.get(game_id) or self.rules(game_id, token=token)  # the View carries the rules
         return _core.move_result(response, rules, rid, attempts)
 

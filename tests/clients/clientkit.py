@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from clients.sdk import RefereeClient
@@ -57,7 +57,8 @@ class ServerThread:
 
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        referee = Referee(GameStore(connect(redis_url), finished_ttl_s=3600), organizer_token=ORGANIZER)
+        store = GameStore(connect(redis_url), finished_ttl_s=3600, op_timeout_s=5.0)  # as refkit's: a loaded machine
+        referee = Referee(store, organizer_token=ORGANIZER)
         health = HealthServicer()
         limits = Limits(requests_per_s=1e6, request_burst=1_000_000, games_per_minute=1e6)  # = TEST_LIMIT_FLAGS
         server, self.port = create_server("127.0.0.1:0", referee, health_servicer=health, limits=limits)
@@ -83,8 +84,11 @@ def free_port() -> int:
 class ServerProcess:
     """``python -m server.cli serve`` on a fixed port over a given Redis; kill() is SIGKILL (a crash)."""
 
-    def __init__(self, redis_url: str, port: int | None = None, log_dir: Path | None = None) -> None:
+    def __init__(self, redis_url: str, port: int | None = None, log_dir: Path | None = None,
+                 args: Sequence[str] = ()) -> None:  # fmt: skip
+        """``args``: more options of ``serve``."""
         self.redis_url = redis_url
+        self.args = tuple(args)
         self.port = port or free_port()
         self.log = (log_dir or Path("/tmp")) / f"referee-{self.port}.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -101,7 +105,8 @@ class ServerProcess:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "server.cli", "serve", "--redis-url", self.redis_url,
-                 "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1", *TEST_LIMIT_FLAGS],
+                 "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1", *TEST_LIMIT_FLAGS,
+                 *self.args],
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
         self.starts += 1

@@ -3,7 +3,14 @@ every pairing of ``random`` and the strong bots, through real referees and Redis
 
 Games run in parallel threads, each seat a ``play_seat`` runner of its own. Two referee processes share the
 suite's Redis and take the tables in turn: one referee's event loop is the bottleneck of this test (a Python
-thread), and two of them are how the service scales anyway."""
+thread), and two of them are how the service scales anyway.
+
+Every turn must be noticed from the events: no *missed turn* (``SeatResult.missed_turns``: a view fetched by the
+runner's safety net, after ``idle_check`` seconds of silence, that gave the seat the turn although no event up to
+it had announced that). Idle fetches themselves are only counted and printed: on a loaded machine a table can be
+silent for 5 s (a bot starved of CPU among the ~100 seat threads of this process), and a run that long also
+outlives the 300 s watch deadline, so each stream is renewed once (``reconnects=1``). Asserting no idle fetch
+asserted a timing, and failed so under a full ``make test`` (issue 8 item 15)."""
 
 from __future__ import annotations
 
@@ -97,9 +104,11 @@ def test_bundled_bots_play_200_gin_and_200_rummy_hands_without_a_refused_move(
         for r in p.results:
             assert r.finished and not r.forfeit, (p.table, r)
             assert r.rejected == 0, (p.table, r.rejections)
-            assert r.idle_fetches == 0, (p.table, r)  # every turn was noticed from the events
+            assert r.missed_turns == 0, (p.table, r)  # every turn was noticed from the events
         assert sum(r.moves for r in p.results) == p.version  # every move applied once
     fetches = sum(r.fetches for p in played for r in p.results)
-    print(f"\n{len(played)} matches, {moves} moves, {fetches} GetGame, {by_game} hands in {elapsed:.1f}s "
-          f"({moves / elapsed:.0f} moves/s)")
+    idle = sum(r.idle_fetches for p in played for r in p.results)
+    reconnects = sum(r.reconnects for p in played for r in p.results)
+    print(f"\n{len(played)} matches, {moves} moves, {fetches} GetGame ({idle} after silence), {reconnects} "
+          f"stream reconnections, {by_game} hands in {elapsed:.1f}s ({moves / elapsed:.0f} moves/s)")
     assert by_game == {"gin-2": 200, "rummy-3": 100, "rummy-6": 100}

@@ -33,6 +33,7 @@ ORGANIZER = "organizer-secret-for-tests"
 # through the limiter as in production).
 TEST_LIMITS = Limits(requests_per_s=1e6, request_burst=1_000_000, games_per_minute=1e6)
 ALL_CARDS = [engine.card_text(c) for c in range(52)]
+TEST_STORAGE_TIMEOUT_S = 5.0
 
 
 class ServerThread:
@@ -79,7 +80,9 @@ class ServerThread:
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        store = GameStore(connect(self.redis_url), finished_ttl_s=self._ttl, unplayed_ttl_s=self._unplayed_ttl)
+        # 5 s, not serve's 1 s: the suite's Redis fsyncs every write on a shared machine (fault tests use serve)
+        store = GameStore(connect(self.redis_url), finished_ttl_s=self._ttl, unplayed_ttl_s=self._unplayed_ttl,
+                          op_timeout_s=TEST_STORAGE_TIMEOUT_S)
         self.referee = Referee(store, **self._kwargs)  # type: ignore[arg-type]
         health = HealthServicer()
         server, self.port = create_server("127.0.0.1:0", self.referee, health_servicer=health, limits=self.limits)

@@ -7,7 +7,7 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import protobuf from "protobufjs";
 
-import { connect, PROTO_DIR, RefereeError, status, structToObject } from "../referee.js";
+import { COMMIT_OUTCOME_UNKNOWN, connect, OUTCOME_RESENDS, PROTO_DIR, RefereeError, status, structToObject } from "../referee.js";
 
 const definition = protoLoader.loadSync("rummy/v1/referee.proto", {
   keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [PROTO_DIR],
@@ -40,7 +40,7 @@ function refereeStatus(code, reason, message) {
 
 // What the scripted server saw, and what it is told to do next.
 const seen = { submits: [], watches: [] };
-const script = { submitFailures: 0, watchPlans: [] };
+const script = { submitFailures: 0, submitUnknown: 0, watchPlans: [] };
 
 function view(version, extra = {}) {
   return { game_id: "g1", version, viewer_seat: 0, to_act: 1, phase: "PHASE_DRAW", ...extra };
@@ -60,6 +60,9 @@ const handlers = {
     });
     if (call.request.move?.discard?.card === "KH") {
       callback(refereeStatus(status.FAILED_PRECONDITION, "NOT_YOUR_TURN", "seat 1 is to act, not seat 0"));
+    } else if (script.submitUnknown > 0) {
+      script.submitUnknown--;
+      callback(refereeStatus(status.UNAVAILABLE, COMMIT_OUTCOME_UNKNOWN, "the commit may or may not have happened"));
     } else if (script.submitFailures > 0) {
       script.submitFailures--;
       callback({ code: status.UNAVAILABLE, details: "the game storage is unreachable; retry later" });
@@ -127,6 +130,31 @@ test("submitMove gives up after its retries", async () => {
   const referee = connect(address, { token: "t", retries: 2, retryBaseMs: 1 });
   await assert.rejects(referee.submitMove("g1", { draw_stock: {} }), (e) => e instanceof RefereeError && e.code === status.UNAVAILABLE);
   referee.close();
+  script.submitFailures = 0;
+});
+
+test("submitMove resolves COMMIT_OUTCOME_UNKNOWN by resending with the same request_id, beyond its retries", async () => {
+  seen.submits = [];
+  script.submitUnknown = 3;
+  const referee = connect(address, { token: "t", retries: 0, retryBaseMs: 1 });
+  const response = await referee.submitMove("g1", { draw_stock: {} }, { requestId: "rid-1" });
+  assert.equal(response.version, 8);
+  assert.deepEqual(seen.submits.map((s) => s.request.request_id), ["rid-1", "rid-1", "rid-1", "rid-1"]);
+
+  seen.submits = [];
+  script.submitUnknown = OUTCOME_RESENDS + 1; // stays unknown: bounded, and said so
+  await assert.rejects(referee.submitMove("g1", { draw_stock: {} }),
+    (e) => e instanceof RefereeError && e.code === status.UNAVAILABLE && e.reason === COMMIT_OUTCOME_UNKNOWN);
+  assert.equal(seen.submits.length, OUTCOME_RESENDS + 1);
+
+  seen.submits = [];
+  script.submitUnknown = 1;
+  script.submitFailures = 1; // unknown, then a plain UNAVAILABLE with no retry left: still unknown
+  await assert.rejects(referee.submitMove("g1", { draw_stock: {} }),
+    (e) => e instanceof RefereeError && e.reason === COMMIT_OUTCOME_UNKNOWN);
+  assert.equal(seen.submits.length, 2);
+  referee.close();
+  script.submitUnknown = 0;
   script.submitFailures = 0;
 });
 
