@@ -190,3 +190,29 @@ def test_resigned_event_carries_no_card_and_the_end_of_hand_reveals_every_hand(c
     spectator_view = client.view(game, game.spectator)
     assert sum(len(h.cards) for h in spectator_view.last_hand.hands) in (20, 21)
     assert spectator_view.result.ended == pb.MATCH_END_RESIGNED
+
+
+def test_watchers_see_the_resignation_and_their_streams_end(client: Client) -> None:
+    game = client.create("gin", allow_spectators=True)
+    _play(client, game, 2)
+    streams = {
+        name: client.stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id), metadata=md(token))
+        for name, token in (("seat", game.tokens[0]), ("spectator", game.spectator))
+    }
+    received: dict[str, list[rpb.WatchGameResponse]] = {name: [next(s)] for name, s in streams.items()}  # snapshots
+    readers = [
+        threading.Thread(target=lambda n=name, s=s: received[n].extend(s)) for name, s in streams.items()  # type: ignore[misc]
+    ]
+    for r in readers:
+        r.start()
+    response = _resign(client, game, game.tokens[1])
+    for r in readers:
+        r.join(60)
+        assert not r.is_alive(), "a stream did not end with the match"
+    for messages in received.values():
+        assert messages[0].WhichOneof("update") == "snapshot"
+        events = [m.event for m in messages[1:]]
+        assert [(e.version, e.kind) for e in events] == [
+            (response.version, "resigned"), (response.version, "hand_ended"), (response.version, "match_ended"),
+        ]
+        assert events[-1].data.fields["ended"].string_value == "resigned"
