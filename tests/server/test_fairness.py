@@ -138,3 +138,14 @@ def test_verify_a_live_game(referee_server: ServerThread, client: Client, capsys
     )
     out = capsys.readouterr()
     assert code == 0 and f"{game.game_id}: verified:" in out.out, out.err
+
+
+def test_verify_needs_a_record_or_a_referee_and_a_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert referee_cli(["verify"]) == 2
+    assert referee_cli(["verify", "--referee", "127.0.0.1:1"]) == 2  # no --game
+    assert "give a RECORD file" in capsys.readouterr().err
+    missing = tmp_path / "missing.json"
+    assert referee_cli(["verify", str(missing)]) == 2
+    (tmp_path / "other.json").write_text(json.dumps({"format": "something-else"}))
+    assert referee_cli(["verify", str(tmp_path / "other.json")]) == 2
+    assert "not a game record" in capsys.readouterr().err
