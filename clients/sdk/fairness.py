@@ -88,7 +88,10 @@ def verify_record(record: Mapping[str, Any] | str | Path) -> Verified:
             raise FairnessError("unreadable", "a game record is one JSON object")
     if record.get("format") != "rummy-referee/game-record":
         raise FairnessError("unreadable", "not a game record (its format is not rummy-referee/game-record)")
-    settings = record.get("settings") or {}
+    # the fairness fields are kept in the record's settings (fairness_settings); a record may also hold them at
+    # its top level
+    settings = {**{k: record[k] for k in ("seed_commitment", "seed", "preset_deals") if k in record},
+                **(record.get("settings") or {})}  # fmt: skip
     seed_hex = str(settings.get("seed") or "")
     try:
         seed = bytes.fromhex(seed_hex)

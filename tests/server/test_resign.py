@@ -216,3 +216,17 @@ def test_watchers_see_the_resignation_and_their_streams_end(client: Client) -> N
             (response.version, "resigned"), (response.version, "hand_ended"), (response.version, "match_ended"),
         ]
         assert events[-1].data.fields["ended"].string_value == "resigned"
+
+
+def test_codec_names_the_ending_of_every_result() -> None:
+    from server import codec
+
+    older = {"totals": [120, 40], "winners": [0], "detail": {"boxes": [3, 1]}}  # stored before results named it
+    proto = codec._match_result(older)
+    assert proto.ended == pb.MATCH_END_COMPLETED and list(proto.seat_ends) == [pb.SEAT_END_FINISHED] * 2
+    assert not proto.HasField("resigned_seat") and "ended" not in json_format.MessageToDict(proto.details)
+    resigned = {**older, "ended": "resigned", "resigned": 1, "seat_ends": ["finished", "resigned"]}
+    proto = codec._match_result(resigned)
+    assert proto.ended == pb.MATCH_END_RESIGNED and proto.resigned_seat == 1
+    assert list(proto.seat_ends) == [pb.SEAT_END_FINISHED, pb.SEAT_END_RESIGNED]
+    assert set(json_format.MessageToDict(proto.details)) == {"detail"}
