@@ -96,6 +96,16 @@ class SeatResult:
         """The match result (totals, winners, ...) once finished."""
         return None if self.final is None else self.final.result
 
+    @property
+    def seat_end(self) -> str | None:
+        """How the match ended for this seat once finished: ``finished`` (played to the end, or until another seat
+        resigned), ``resigned``, ``lost_on_time`` or ``forfeited_by_organizer``."""
+        result = self.match_result
+        if result is None or self.seat is None:
+            return None
+        ends = result.get("seat_ends") or ()
+        return str(ends[self.seat]) if self.seat < len(ends) else "finished"
+
 
 class _Seat:
     """What both drivers share: the bookkeeping of events seen and the reactions to outcomes."""

@@ -104,16 +104,7 @@ def end_hand(s: GameState, events: list[Event], reason: str, winner: int | None,
         points *= 2
     entered = record_hand_win(s, winner, points) if winner is not None else []
     s.hands_played += 1
-    info: dict[str, Any] = {
-        "hand_no": s.hand_no, "reason": reason, "winner": winner, "points": points if winner is not None else 0,
-        "hands": [[card_text(c) for c in cards_of(h)] for h in s.hands],
-        "hand_values": [mask_value(h, r.ace_value) for h in s.hands],
-        "melds": [m.to_dict() for m in s.melds],
-        "scores": list(s.scores),
-    }
-    if r.hollywood:
-        info["games_entered"] = entered
-        info["games"] = [list(g) for g in s.games]
+    info = hand_info(s, reason, winner, points, entered)
     if detail:
         info.update(detail)
     s.last_hand = info
@@ -127,6 +118,22 @@ def end_hand(s: GameState, events: list[Event], reason: str, winner: int | None,
         return
     s.dealer = next_dealer(s, winner)
     start_hand(s, events)
+
+
+def hand_info(s: GameState, reason: str, winner: int | None, points: int, entered: list[int]) -> dict[str, Any]:
+    """The ``hand_ended`` record of the hand in ``s``: why it ended, its score, and every hand face up."""
+    r = s.rules
+    info: dict[str, Any] = {
+        "hand_no": s.hand_no, "reason": reason, "winner": winner, "points": points if winner is not None else 0,
+        "hands": [[card_text(c) for c in cards_of(h)] for h in s.hands],
+        "hand_values": [mask_value(h, r.ace_value) for h in s.hands],
+        "melds": [m.to_dict() for m in s.melds],
+        "scores": list(s.scores),
+    }
+    if r.hollywood:
+        info["games_entered"] = entered
+        info["games"] = [list(g) for g in s.games]
+    return info
 
 
 def next_turn(s: GameState, events: list[Event]) -> None:

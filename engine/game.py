@@ -19,8 +19,10 @@ from engine.moves import (
     MeldMove,
     Move,
     Pass,
+    Resign,
 )
 from engine.options import GIN
+from engine.resign import resign
 from engine.state import MATCH_OVER, Event, GameState, check_cards
 
 
@@ -81,7 +83,7 @@ def _check_knock(move: Knock) -> None:
 
 #: how to check each move type for malformed content (None: nothing to check)
 _VALIDATORS: dict[type, Callable[[Any], None] | None] = {
-    DrawStock: None, DrawDiscard: None, Pass: None, Done: None,
+    DrawStock: None, DrawDiscard: None, Pass: None, Done: None, Resign: None,
     Discard: lambda m: _card(m.card),
     Knock: _check_knock,
     BigGin: lambda m: _melds(m.melds),
@@ -92,7 +94,8 @@ _VALIDATORS: dict[type, Callable[[Any], None] | None] = {
 
 
 def apply(state: GameState, seat: int, move: Move) -> tuple[GameState, tuple[Event, ...]]:
-    """Apply ``move`` by ``seat``: the new state and the events it caused. Raises InvalidMoveError for malformed
+    """Apply ``move`` by ``seat``: the new state and the events it caused (``Resign`` from any seat, in any phase
+    but match_over; every other move from the seat to act only). Raises InvalidMoveError for malformed
     input and IllegalMoveError for a move the rules do not allow now; ``state`` itself never changes."""
     try:
         validate = _VALIDATORS[type(move)]
@@ -104,11 +107,13 @@ def apply(state: GameState, seat: int, move: Move) -> tuple[GameState, tuple[Eve
         raise InvalidMoveError("INVALID_SEAT", f"no seat {seat!r} in this game")
     if state.phase == MATCH_OVER:
         raise IllegalMoveError("GAME_OVER", "the match is over")
-    if seat != state.to_act:
+    if seat != state.to_act and type(move) is not Resign:  # a seat may resign at any time
         raise IllegalMoveError("NOT_YOUR_TURN", f"seat {state.to_act} is to act, not seat {seat}")
     s = state.copy()
     events: list[Event] = []
-    if state.rules.game == GIN:
+    if type(move) is Resign:
+        resign(s, seat, events)
+    elif state.rules.game == GIN:
         gin.apply(s, seat, move, events)
     else:
         rummy.apply(s, seat, move, events)

@@ -3,7 +3,7 @@
 Text forms (cards in RULES.md text, melds separated by ``/``):
 ``draw stock``, ``draw discard``, ``pass``, ``discard TD``, ``knock TD [AS 2S 3S / 7H 7D 7C]``,
 ``big_gin [melds]``, ``meld 7H 8H 9H``, ``layoff 7S 2`` (card, target meld id), ``declare [melds] [; 7S 2, 8S 2]``,
-``declare best``, ``done``.
+``declare best``, ``done``, ``resign``.
 """
 
 from __future__ import annotations
@@ -94,7 +94,14 @@ class Done:
     kind = "done"
 
 
-Move = DrawStock | DrawDiscard | Pass | Discard | Knock | BigGin | MeldMove | LayOff | Declare | Done
+@dataclass(frozen=True, slots=True)
+class Resign:
+    """Give up the match: any seat, at any time before the match is over (never among the legal moves)."""
+
+    kind = "resign"
+
+
+Move = DrawStock | DrawDiscard | Pass | Discard | Knock | BigGin | MeldMove | LayOff | Declare | Done | Resign
 
 # Shared instances for move generation (moves are immutable values, so one object per move serves every state).
 DRAW_STOCK = DrawStock()
@@ -137,6 +144,8 @@ def move_text(move: Move) -> str:
             return f"declare [{_melds_text(melds or ())}] ; {lay}".rstrip(" ;")
         case Done():
             return "done"
+        case Resign():
+            return "resign"
     raise InvalidMoveError("UNKNOWN_MOVE", f"not a move: {move!r}")
 
 
@@ -161,6 +170,8 @@ def parse_move(text: str) -> Move:
         return Pass()
     if verb == "done" and not rest:
         return Done()
+    if verb == "resign" and not rest:
+        return Resign()
     if verb == "discard" and len(rest.split()) == 1:
         return Discard(parse_card(rest))
     if verb == "knock" and rest:
@@ -238,6 +249,8 @@ def move_from_dict(d: dict[str, Any]) -> Move:
             return Pass()
         if kind == "done":
             return Done()
+        if kind == "resign":
+            return Resign()
         if kind == "discard":
             return Discard(parse_card(d["card"]))
         if kind == "knock":

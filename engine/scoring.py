@@ -66,8 +66,48 @@ def _bonus_totals(points: tuple[int, ...], boxes: tuple[int, ...], s: GameState,
     }
 
 
+#: how a match ended (``result["ended"]``): played to its end, or a seat resigned (clocks and organizers will add
+#: "time" and "organizer")
+COMPLETED, RESIGNED = "completed", "resigned"
+#: how it ended for each seat (``result["seat_ends"]``)
+SEAT_FINISHED, SEAT_RESIGNED, SEAT_LOST_ON_TIME, SEAT_FORFEITED = (
+    "finished", "resigned", "lost_on_time", "forfeited_by_organizer",
+)
+SEAT_ENDS = (SEAT_FINISHED, SEAT_RESIGNED, SEAT_LOST_ON_TIME, SEAT_FORFEITED)
+
+
 def match_result(s: GameState) -> dict[str, Any]:
-    """Final result: per-seat totals with bonuses, the winner(s) (a tie is a shared win)."""
+    """Final result of a match played to its end: per-seat totals with bonuses, the winner(s) (a tie is a shared
+    win), ``ended`` ("completed") and ``seat_ends`` (each seat "finished")."""
+    return {**_played_result(s), "ended": COMPLETED, "seat_ends": [SEAT_FINISHED] * s.rules.players}
+
+
+def resigned_result(s: GameState, seat: int) -> dict[str, Any]:
+    """Result of a match that ``seat`` resigned: the others win. Among several others (Rummy) the highest total
+    wins, a tie shared, as when ``max_hands`` ends a match. Totals are the points so far (with Gin's box bonuses;
+    no game bonus: no game was won). ``seat_ends``: "resigned" for ``seat``, "finished" for the others."""
+    r = s.rules
+    n = r.players
+    if r.hollywood:
+        totals = [
+            sum(s.games[g][i] + r.box_bonus * s.game_boxes[g][i] for g in range(N_HOLLYWOOD)) for i in range(n)
+        ]
+    elif r.game == "gin":
+        totals = [p + r.box_bonus * b for p, b in zip(s.scores, s.boxes, strict=True)]
+    else:
+        totals = list(s.scores)
+    others = [i for i in range(n) if i != seat]
+    top = max(totals[i] for i in others)
+    ends = [SEAT_FINISHED] * n
+    ends[seat] = SEAT_RESIGNED
+    return {
+        "totals": totals, "winners": [i for i in others if totals[i] == top],
+        "detail": {"points": list(s.scores), "boxes": list(s.boxes)},
+        "ended": RESIGNED, "resigned": seat, "seat_ends": ends,
+    }  # fmt: skip
+
+
+def _played_result(s: GameState) -> dict[str, Any]:
     r = s.rules
     if r.hollywood:
         games = [

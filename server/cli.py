@@ -1,4 +1,4 @@
-"""`rummy-referee serve`: run the referee.
+"""`rummy-referee serve`: run the referee (and `rummy-referee verify`: check a game's deals, clients/verify.py).
 
 Without a Redis URL (``--redis-url`` or REDIS_URL) it starts its own redis-server with an append-only file in
 the data directory (``--data-dir``, default $XDG_DATA_HOME/rummy-referee or ./data), listening only on a Unix
@@ -232,6 +232,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     health = commands.add_parser("health", help="exit 0 if a referee answers SERVING (container health checks)")
     health.add_argument("--address", default="127.0.0.1:50051", help="host:port of the referee")
+    verify = commands.add_parser(
+        "verify", help="check a finished game's deals against the seed commitment (docs/fairness.md)"
+    )
+    from clients.verify import add_arguments  # the checker is a client of the public API, not the server's
+
+    add_arguments(verify)
     return parser  # fmt: skip
 
 
@@ -355,6 +361,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "health":
         return 0 if check_health(args.address) else 1
+    if args.command == "verify":
+        from clients.verify import run
+
+        return run(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         asyncio.run(serve(args))

@@ -144,7 +144,8 @@ def option_to_proto(value: Any) -> pb.OptionValue:
 
 
 def settings_to_proto(settings: Mapping[str, Any]) -> pb.GameSettings:
-    """GameSettings from the service's settings dict (profile, options, seats, spectators, organizer_deals)."""
+    """GameSettings from the service's settings dict (profile, options, seats, spectators, organizer_deals,
+    seed_commitment; revealed once the match is over: seed, preset_deals)."""
     return pb.GameSettings(
         profile=settings["profile"],
         options={k: option_to_proto(v) for k, v in settings["options"].items()},
@@ -154,6 +155,14 @@ def settings_to_proto(settings: Mapping[str, Any]) -> pb.GameSettings:
         ],
         spectators_allowed=settings["spectators"],
         organizer_deals=settings["organizer_deals"],
+        seed_commitment=settings.get("seed_commitment", ""),
+        seed=bytes.fromhex(settings.get("seed", "")),
+        preset_deals=[
+            pb.PresetDeal(
+                dealer=d["dealer"], hands=[pb.Cards(cards=h) for h in d["hands"]], upcard=d["upcard"], stock=d["stock"]
+            )
+            for d in settings.get("preset_deals", ())
+        ],
     )
 
 
@@ -313,11 +322,26 @@ def _hand_result_of(text: str) -> pb.HandResult:
     return result
 
 
+MATCH_ENDS = {"completed": pb.MATCH_END_COMPLETED, "resigned": pb.MATCH_END_RESIGNED}
+SEAT_ENDS = {
+    "finished": pb.SEAT_END_FINISHED, "resigned": pb.SEAT_END_RESIGNED, "lost_on_time": pb.SEAT_END_LOST_ON_TIME,
+    "forfeited_by_organizer": pb.SEAT_END_FORFEITED_BY_ORGANIZER,
+}  # fmt: skip
+_RESULT_TYPED = ("totals", "winners", "ended", "seat_ends", "resigned")
+
+
 def _match_result(d: Mapping[str, Any]) -> pb.MatchResult:
-    return pb.MatchResult(
+    # a result stored before results named their ending was a match played to its end
+    ends = d.get("seat_ends") or ["finished"] * len(d["totals"])
+    result = pb.MatchResult(
         totals=d["totals"], winners=d["winners"],
-        details=_struct({k: v for k, v in d.items() if k not in ("totals", "winners")}),
+        details=_struct({k: v for k, v in d.items() if k not in _RESULT_TYPED}),
+        ended=MATCH_ENDS.get(d.get("ended", "completed"), pb.MATCH_END_UNSPECIFIED),
+        seat_ends=[SEAT_ENDS.get(e, pb.SEAT_END_UNSPECIFIED) for e in ends],
     )  # fmt: skip
+    if d.get("resigned") is not None:
+        result.resigned_seat = d["resigned"]
+    return result
 
 
 def _fill_seats(seats: Any, v: Mapping[str, Any]) -> None:

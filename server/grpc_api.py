@@ -97,6 +97,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             spectator_token=created["spectator_token"],
             settings=codec.settings_to_proto(created["settings"]),
             version=created["version"],
+            seed_commitment=created["settings"]["seed_commitment"],
         )
 
     async def JoinGame(self, request: rpb.JoinGameRequest, context: Context) -> rpb.JoinGameResponse:
@@ -133,6 +134,19 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             return codec.move_response_to_proto(result)
         except Exception as exc:
             await _fail(context, exc)
+
+    async def Resign(self, request: rpb.ResignRequest, context: Context) -> rpb.ResignResponse:
+        return await _guard(context, self._resign(request, context))
+
+    async def _resign(self, request: rpb.ResignRequest, context: Context) -> rpb.ResignResponse:
+        result = await self.referee.resign(
+            request.game_id,
+            _bearer(context, required=True),
+            request.expected_version if request.HasField("expected_version") else None,
+            request.request_id,
+        )
+        moved = codec.move_response_to_proto(result)
+        return rpb.ResignResponse(version=moved.version, events=moved.events, view=moved.view)
 
     async def ValidateMove(self, request: rpb.ValidateMoveRequest, context: Context) -> rpb.ValidateMoveResponse:
         return await _guard(context, self._validate_move(request, context))

@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 import engine
+from engine.fairness import seed_commitment
 from server.cache import (
     ENTRY_BYTES,
     PARSED_FACTOR,
@@ -179,15 +180,21 @@ class Referee:
             view["legal_moves"] = [_move_dict(m) for m in engine.legal_moves(state)]
         return view
 
-    def _settings(self, game: StoredGame, rules: engine.Rules) -> dict[str, Any]:
+    def _settings(self, game: StoredGame, state: engine.GameState, *, reveal: bool = False) -> dict[str, Any]:
+        """The settings; ``reveal`` (GetReplay of a match that is over): with the seed and the preset deals."""
         meta = parsed_meta(game.meta)
-        return {
+        settings = {
             "profile": meta["profile"],
-            "options": rules.to_dict(),
+            "options": state.rules.to_dict(),
             "seats": public_seats(game.meta),
             "spectators": meta["spectators"],
             "organizer_deals": meta["organizer_deals"],
+            "seed_commitment": seed_commitment(game.game_id, state.seed, state.presets),
         }
+        if reveal and state.phase == "match_over":
+            settings["seed"] = state.seed.hex()
+            settings["preset_deals"] = [p.to_dict() for p in state.presets]
+        return settings
 
     @staticmethod
     def _event_for(stored: StoredEvent, viewer: int) -> dict[str, Any]:
@@ -259,7 +266,7 @@ class Referee:
             "game_id": game_id,
             "tokens": tokens,
             "spectator_token": spectator_token,
-            "settings": self._settings(created, rules),
+            "settings": self._settings(created, state),
             "version": 0,
         }
 
@@ -286,7 +293,7 @@ class Referee:
         state = self._states.get(game)
         return {
             "view": self._view(game, state, game.version, caller.viewer, caller.role),
-            "settings": self._settings(game, state.rules),
+            "settings": self._settings(game, state),
         }
 
     async def validate_move(
@@ -342,6 +349,28 @@ class Referee:
             if expected_version is not None:
                 raise StaleVersion("VERSION_CONFLICT", "another move was committed first; reload and retry")
         raise StaleVersion("CONTENDED", "the game kept changing under this move; reload and retry")
+
+    async def resign(
+        self, game_id: str, token: str | None, expected_version: int | None = None, request_id: str = ""
+    ) -> dict[str, Any]:
+        """Resign the match as the caller's seat, committed like a move: {version, events, view}. A seat that
+        already resigned gets the same answer again (the events of its resignation), and nothing changes."""
+        try:
+            return await self.submit_move(game_id, token, engine.Resign(), expected_version, request_id)
+        except engine.IllegalMoveError as exc:
+            if exc.code != "GAME_OVER":
+                raise
+            game = await self._load(game_id)
+            seat = self._mover(game, token)
+            state = self._states.get(game)
+            if state.result is None or state.result.get("resigned") != seat:
+                raise
+            last = await self.store.events_since(game_id, (game.version - 1, MAX_SEQ), count=REPLAY_PAGE)
+            return {
+                "version": game.version,
+                "events": [self._event_for(e, seat) for e in last if e.version == game.version],
+                "view": self._view(game, state, game.version, seat, "seat"),
+            }
 
     async def _commit_move(
         self,
@@ -441,7 +470,7 @@ class Referee:
         initial = {**json.loads(start), "game_id": game_id, "version": 0, "role": "referee"}
         initial["seats"] = public_seats(game.meta)
         return {
-            "settings": self._settings(game, state.rules),
+            "settings": self._settings(game, state, reveal=True),
             "initial": initial,
             "events": [self._event_for(e, engine.REFEREE) for e in page],
             "current": self._view(game, state, game.version, engine.REFEREE, "referee"),

@@ -413,6 +413,23 @@ export class RefereeClient {
   }
 
   /**
+   * Resign the match as the token's seat, at any time (not only on its turn). Idempotent: a request_id (a fresh
+   * UUID unless given) is resent on UNAVAILABLE or DEADLINE_EXCEEDED, and a second resign answers the same.
+   * The view's result says who won and how it ended (ended, seat_ends).
+   * @param {string} gameId
+   * @param {{expectedVersion?: number, requestId?: string}} [options]
+   * @returns {Promise<{version: number, events: any[], view: any}>}
+   */
+  async resign(gameId, options = {}) {
+    const request = { game_id: gameId, request_id: options.requestId ?? randomUUID() };
+    if (options.expectedVersion !== undefined) request.expected_version = options.expectedVersion;
+    const response = await this._retrying("Resign", request, [status.UNAVAILABLE, status.DEADLINE_EXCEEDED]);
+    response.events.forEach(plainEvent);
+    plainView(response.view);
+    return response;
+  }
+
+  /**
    * ValidateMove: resolves with {version} if the move is legal now, else throws as SubmitMove would.
    * @param {string} gameId
    * @param {object} move

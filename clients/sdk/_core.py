@@ -180,6 +180,22 @@ def move_result(
     )
 
 
+def resign_request(game_id: str, request_id: str, expected_version: int | None) -> rpb.ResignRequest:
+    """The Resign request (``request_id`` already chosen: every resend carries the same one)."""
+    request = rpb.ResignRequest(game_id=game_id, request_id=request_id)
+    if expected_version is not None:
+        request.expected_version = expected_version
+    return request
+
+
+def resign_result(
+    r: rpb.ResignResponse, rules: Mapping[str, Any] | None, request_id: str, attempts: int
+) -> MoveResult:
+    """Resign's answer, as a MoveResult (its ``proto`` the same fields as a SubmitMoveResponse)."""
+    return move_result(rpb.SubmitMoveResponse(version=r.version, events=r.events, view=r.view), rules, request_id,
+                       attempts)  # fmt: skip
+
+
 def validate_request(game_id: str, move: engine.Move, expected_version: int | None) -> rpb.ValidateMoveRequest:
     """The ValidateMove request."""
     request = rpb.ValidateMoveRequest(game_id=game_id, move=convert.move_to_proto(move))

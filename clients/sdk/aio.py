@@ -154,6 +154,23 @@ class AsyncRefereeClient:
         rules = self._rules.get(game_id) or await self.rules(game_id, token=token)
         return _core.move_result(response, rules, rid, attempts)
 
+    async def resign(
+        self,
+        game_id: str,
+        *,
+        request_id: str | None = None,
+        expected_version: int | None = None,
+        token: str | None = None,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> MoveResult:
+        """See ``RefereeClient.resign``."""
+        rid = request_id or _core.new_request_id()
+        request = _core.resign_request(game_id, rid, expected_version)
+        response, attempts = await self._call(self._stub.Resign, request, token, timeout, retry, resolve_unknown=True)
+        rules = self._rules.get(game_id) or await self.rules(game_id, token=token)
+        return _core.resign_result(response, rules, rid, attempts)
+
     async def validate_move(
         self,
         game_id: str,

@@ -172,6 +172,24 @@ class RefereeClient:
         rules = self._rules.get(game_id) or self.rules(game_id, token=token)  # the View carries the rules
         return _core.move_result(response, rules, rid, attempts)
 
+    def resign(
+        self,
+        game_id: str,
+        *,
+        request_id: str | None = None,
+        expected_version: int | None = None,
+        token: str | None = None,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> MoveResult:
+        """Resign the match as the token's seat (at any time). Idempotent: resends carry one ``request_id``, and a
+        second resign answers the same outcome. The snapshot's ``data["result"]`` says who won and how."""
+        rid = request_id or _core.new_request_id()
+        request = _core.resign_request(game_id, rid, expected_version)
+        response, attempts = self._call(self._stub.Resign, request, token, timeout, retry, resolve_unknown=True)
+        rules = self._rules.get(game_id) or self.rules(game_id, token=token)
+        return _core.resign_result(response, rules, rid, attempts)
+
     def validate_move(
         self,
         game_id: str,

@@ -204,8 +204,23 @@ def _hand_result(h: pb.HandResult) -> dict[str, Any]:
     return d
 
 
+MATCH_END_NAMES = {pb.MATCH_END_COMPLETED: "completed", pb.MATCH_END_RESIGNED: "resigned",
+                   pb.MATCH_END_TIME: "time", pb.MATCH_END_ORGANIZER: "organizer"}  # fmt: skip
+SEAT_END_NAMES = {
+    pb.SEAT_END_FINISHED: "finished", pb.SEAT_END_RESIGNED: "resigned", pb.SEAT_END_LOST_ON_TIME: "lost_on_time",
+    pb.SEAT_END_FORFEITED_BY_ORGANIZER: "forfeited_by_organizer",
+}  # fmt: skip
+
+
 def _match_result(r: pb.MatchResult) -> dict[str, Any]:
-    return {"totals": list(r.totals), "winners": list(r.winners), **plain(r.details)}
+    """As the engine's result: totals, winners, ``ended`` (completed, resigned, ...), ``seat_ends`` (per seat:
+    finished, resigned, lost_on_time, forfeited_by_organizer), ``resigned`` (the seat, when one resigned)."""
+    d: dict[str, Any] = {"totals": list(r.totals), "winners": list(r.winners), **plain(r.details)}
+    d["ended"] = MATCH_END_NAMES.get(r.ended, "completed")
+    d["seat_ends"] = [SEAT_END_NAMES.get(e, "finished") for e in r.seat_ends] or ["finished"] * len(r.totals)
+    if r.HasField("resigned_seat"):
+        d["resigned"] = r.resigned_seat
+    return d
 
 
 def view_dict_from_proto(v: pb.GameView) -> dict[str, Any]:

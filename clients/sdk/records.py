@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import engine
+from clients.sdk.fairness import fairness_settings
 from clients.sdk.values import Replay, Settings
 
 if TYPE_CHECKING:
@@ -29,7 +30,8 @@ FORMAT = "rummy-referee/game-record"
 VERSION = 1
 #: The events a move makes (the others, ``hand_started``, ``dealt``, ``restocked``, ``hand_ended`` and
 #: ``match_ended``, are the referee's own).
-MOVE_EVENTS = frozenset({"drew", "passed", "discarded", "knocked", "big_gin", "melded", "laid_off", "declared"})
+MOVE_EVENTS = frozenset({"drew", "passed", "discarded", "knocked", "big_gin", "melded", "laid_off", "declared",
+                         "resigned"})
 
 
 class RecordError(ValueError):
@@ -52,6 +54,7 @@ def settings_dict(settings: Settings) -> dict[str, Any]:
         "seats": [{"name": s.name, "kind": s.kind, "open": s.open} for s in settings.seats],
         "spectators_allowed": settings.spectators_allowed,
         "organizer_deals": settings.organizer_deals,
+        **fairness_settings(settings),  # the seed commitment, and once the match is over the seed: `verify`
     }
 
 
@@ -67,6 +70,8 @@ def move_of(events: Sequence[Mapping[str, Any]]) -> engine.Move | None:
         return None
     kinds = [e["kind"] for e in events]
     first = events[0]
+    if "resigned" in kinds:
+        return engine.Resign()
     if "knocked" in kinds:
         knock = events[kinds.index("knocked")]
         return engine.Knock(engine.parse_card(knock["discard"]), _melds(knock.get("melds", ())))

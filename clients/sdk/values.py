@@ -55,6 +55,12 @@ class Settings:
     seats: tuple[SeatSpec, ...]
     spectators_allowed: bool
     organizer_deals: bool
+    #: the referee's commitment to the secret seed, published at creation (docs/fairness.md)
+    seed_commitment: str = ""
+    #: the seed, revealed by GetReplay once the match is over (None before)
+    seed: bytes | None = None
+    #: the organizer's preset deals, revealed with the seed (dealer, hands, upcard, stock as card texts)
+    preset_deals: tuple[Mapping[str, Any], ...] = ()
 
     @staticmethod
     def from_proto(s: pb.GameSettings) -> Settings:
@@ -67,6 +73,17 @@ class Settings:
             ),
             spectators_allowed=s.spectators_allowed,
             organizer_deals=s.organizer_deals,
+            seed_commitment=s.seed_commitment,
+            seed=s.seed or None,
+            preset_deals=tuple(
+                {
+                    "dealer": d.dealer,
+                    "hands": [list(h.cards) for h in d.hands],
+                    "upcard": d.upcard,
+                    "stock": list(d.stock),
+                }
+                for d in s.preset_deals
+            ),
         )
 
     @property

@@ -773,7 +773,7 @@ def test_max_hands_highest_total_wins() -> None:
     s, events = idle(s)
     assert ended(events)["reason"] == "turn_cap"
     assert s.phase == "match_over" and s.hands_played == 2
-    assert s.result == {"totals": [192, 0, 0], "winners": [0]}
+    assert s.result == {"totals": [192, 0, 0], "winners": [0], "ended": "completed", "seat_ends": ["finished"] * 3}
 
 
 def test_max_hands_tie_for_the_highest_total_is_a_shared_win() -> None:
@@ -787,7 +787,7 @@ def test_max_hands_tie_for_the_highest_total_is_a_shared_win() -> None:
     assert s.scores == (70, 0) and (s.dealer, s.to_act) == (0, 1)
     s, _ = play(s, "draw stock", "meld 3S 3H 3D", "meld 4C 5C 6C 7C 8C", "meld 9S 9H 9D")
     assert s.phase == "match_over"
-    assert s.result == {"totals": [70, 70], "winners": [0, 1]}
+    assert s.result == {"totals": [70, 70], "winners": [0, 1], "ended": "completed", "seat_ends": ["finished"] * 2}
 
 
 def test_max_hands_all_drawn_hands_everyone_shares_the_win() -> None:
@@ -795,7 +795,8 @@ def test_max_hands_all_drawn_hands_everyone_shares_the_win() -> None:
     s = start(["3S 3H 3D 4C 5C 6C 9D", IDLE1, IDLE2], "TC", max_hands=1, max_turns=2)
     s, _ = idle(s)
     s, _ = idle(s)
-    assert s.phase == "match_over" and s.result == {"totals": [0, 0, 0], "winners": [0, 1, 2]}
+    assert s.phase == "match_over"
+    assert s.result == {"totals": [0, 0, 0], "winners": [0, 1, 2], "ended": "completed", "seat_ends": ["finished"] * 3}
 
 
 # ------------------------------------------------------------------------------------------------- refused moves

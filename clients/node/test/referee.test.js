@@ -74,6 +74,15 @@ const handlers = {
       });
     }
   },
+  Resign(call, callback) {
+    seen.resigns = [...(seen.resigns ?? []), call.request];
+    callback(null, {
+      version: 4,
+      events: [{ version: 4, index: 1, kind: "resigned", seat: 0, data: { fields: {} } }],
+      view: view(4, { phase: "PHASE_MATCH_OVER", result: { totals: [0, 0], winners: [1], ended: "MATCH_END_RESIGNED",
+        seat_ends: ["SEAT_END_RESIGNED", "SEAT_END_FINISHED"] } }),
+    });
+  },
   GetGame(call, callback) {
     if (call.request.game_id === "slow") return; // never answers: the deadline must end the call
     callback(null, { view: view(3, { last_hand: { hand_number: 0, reason: "knock" } }) });
@@ -123,6 +132,17 @@ test("submitMove sends the token, a deadline and one request_id, retried on UNAV
     assert.deepEqual(s.request.move.discard, { card: "TD" });
     assert.ok(Number(s.deadline) > Date.now() && Number(s.deadline) < Date.now() + 11_000); // 10 s by default
   }
+});
+
+test("resign sends one request_id and returns the match result", async () => {
+  const referee = connect(address, { token: "seat-secret", retryBaseMs: 5 });
+  const response = await referee.resign("g1", { requestId: "bye-1" });
+  referee.close();
+  assert.equal(response.version, 4);
+  assert.equal(response.events[0].kind, "resigned");
+  assert.equal(response.view.result.ended, "MATCH_END_RESIGNED");
+  assert.deepEqual(response.view.result.seat_ends, ["SEAT_END_RESIGNED", "SEAT_END_FINISHED"]);
+  assert.equal(seen.resigns.at(-1).request_id, "bye-1");
 });
 
 test("submitMove gives up after its retries", async () => {

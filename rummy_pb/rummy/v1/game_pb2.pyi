@@ -174,6 +174,70 @@ MELD_KIND_RUN: MeldKind.ValueType  # 2
 """Three or more cards of one suit in sequence."""
 Global___MeldKind: _TypeAlias = MeldKind  # noqa: Y015
 
+class _MatchEnd:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _MatchEndEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchEnd.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    MATCH_END_UNSPECIFIED: _MatchEnd.ValueType  # 0
+    """Not set."""
+    MATCH_END_COMPLETED: _MatchEnd.ValueType  # 1
+    """Played to its end (target score, max_hands, Hollywood's three games)."""
+    MATCH_END_RESIGNED: _MatchEnd.ValueType  # 2
+    """A seat resigned (Resign); the others won."""
+    MATCH_END_TIME: _MatchEnd.ValueType  # 3
+    """A seat ran out of time (reserved for time controls)."""
+    MATCH_END_ORGANIZER: _MatchEnd.ValueType  # 4
+    """The organizer ended it (reserved)."""
+
+class MatchEnd(_MatchEnd, metaclass=_MatchEndEnumTypeWrapper):
+    """How a match ended."""
+
+MATCH_END_UNSPECIFIED: MatchEnd.ValueType  # 0
+"""Not set."""
+MATCH_END_COMPLETED: MatchEnd.ValueType  # 1
+"""Played to its end (target score, max_hands, Hollywood's three games)."""
+MATCH_END_RESIGNED: MatchEnd.ValueType  # 2
+"""A seat resigned (Resign); the others won."""
+MATCH_END_TIME: MatchEnd.ValueType  # 3
+"""A seat ran out of time (reserved for time controls)."""
+MATCH_END_ORGANIZER: MatchEnd.ValueType  # 4
+"""The organizer ended it (reserved)."""
+Global___MatchEnd: _TypeAlias = MatchEnd  # noqa: Y015
+
+class _SeatEnd:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SeatEndEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SeatEnd.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SEAT_END_UNSPECIFIED: _SeatEnd.ValueType  # 0
+    """Not set."""
+    SEAT_END_FINISHED: _SeatEnd.ValueType  # 1
+    """The seat played until the match ended (normally, or because another seat left it)."""
+    SEAT_END_RESIGNED: _SeatEnd.ValueType  # 2
+    """The seat resigned."""
+    SEAT_END_LOST_ON_TIME: _SeatEnd.ValueType  # 3
+    """The seat lost on time (reserved for time controls)."""
+    SEAT_END_FORFEITED_BY_ORGANIZER: _SeatEnd.ValueType  # 4
+    """The organizer forfeited the seat (reserved)."""
+
+class SeatEnd(_SeatEnd, metaclass=_SeatEndEnumTypeWrapper):
+    """How a match ended for one seat."""
+
+SEAT_END_UNSPECIFIED: SeatEnd.ValueType  # 0
+"""Not set."""
+SEAT_END_FINISHED: SeatEnd.ValueType  # 1
+"""The seat played until the match ended (normally, or because another seat left it)."""
+SEAT_END_RESIGNED: SeatEnd.ValueType  # 2
+"""The seat resigned."""
+SEAT_END_LOST_ON_TIME: SeatEnd.ValueType  # 3
+"""The seat lost on time (reserved for time controls)."""
+SEAT_END_FORFEITED_BY_ORGANIZER: SeatEnd.ValueType  # 4
+"""The organizer forfeited the seat (reserved)."""
+Global___SeatEnd: _TypeAlias = SeatEnd  # noqa: Y015
+
 @_typing.final
 class OptionValue(_message.Message):
     """The value of one rule option (docs/rules.md section 5 lists each option, its type and default)."""
@@ -755,7 +819,7 @@ class HandResult(_message.Message):
     hand_number: _builtins.int
     """Hand number within the match, from 0."""
     reason: _builtins.str
-    """knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left or stalled."""
+    """knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left, stalled or resigned."""
     winner: _builtins.int
     """The seat that scored, absent when nobody did."""
     points: _builtins.int
@@ -838,6 +902,13 @@ class MatchResult(_message.Message):
     TOTALS_FIELD_NUMBER: _builtins.int
     WINNERS_FIELD_NUMBER: _builtins.int
     DETAILS_FIELD_NUMBER: _builtins.int
+    ENDED_FIELD_NUMBER: _builtins.int
+    SEAT_ENDS_FIELD_NUMBER: _builtins.int
+    RESIGNED_SEAT_FIELD_NUMBER: _builtins.int
+    ended: Global___MatchEnd.ValueType
+    """How the match ended."""
+    resigned_seat: _builtins.int
+    """The seat that resigned (ended MATCH_END_RESIGNED only)."""
     @_builtins.property
     def totals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Final total of each seat, bonuses included."""
@@ -850,18 +921,27 @@ class MatchResult(_message.Message):
     def details(self) -> _struct_pb2.Struct:
         """The bonus breakdown and per-game totals (Hollywood), as JSON."""
 
+    @_builtins.property
+    def seat_ends(self) -> _containers.RepeatedScalarFieldContainer[Global___SeatEnd.ValueType]:
+        """How it ended for each seat, seat 0 first."""
+
     def __init__(
         self,
         *,
         totals: _abc.Iterable[_builtins.int] | None = ...,
         winners: _abc.Iterable[_builtins.int] | None = ...,
         details: _struct_pb2.Struct | None = ...,
+        ended: Global___MatchEnd.ValueType = ...,
+        seat_ends: _abc.Iterable[Global___SeatEnd.ValueType] | None = ...,
+        resigned_seat: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["details", b"details"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_resigned_seat", b"_resigned_seat", "details", b"details", "resigned_seat", b"resigned_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["details", b"details", "totals", b"totals", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_resigned_seat", b"_resigned_seat", "details", b"details", "ended", b"ended", "resigned_seat", b"resigned_seat", "seat_ends", b"seat_ends", "totals", b"totals", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__resigned_seat: _TypeAlias = _typing.Literal["resigned_seat"]  # noqa: Y015
+    _WhichOneofArgType__resigned_seat: _TypeAlias = _typing.Literal["_resigned_seat", b"_resigned_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__resigned_seat) -> _WhichOneofReturnType__resigned_seat | None: ...
 
 Global___MatchResult: _TypeAlias = MatchResult  # noqa: Y015
 
@@ -1045,7 +1125,7 @@ class Event(_message.Message):
     """Position among the events of that version, from 1."""
     kind: _builtins.str
     """hand_started, dealt, drew, passed, discarded, knocked, big_gin, melded, laid_off, declared, restocked,
-    hand_ended or match_ended.
+    resigned, hand_ended or match_ended.
     """
     seat: _builtins.int
     """The seat it concerns; absent when none (a drawn hand, the match end)."""
@@ -1136,12 +1216,21 @@ class GameSettings(_message.Message):
     SEATS_FIELD_NUMBER: _builtins.int
     SPECTATORS_ALLOWED_FIELD_NUMBER: _builtins.int
     ORGANIZER_DEALS_FIELD_NUMBER: _builtins.int
+    SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
+    PRESET_DEALS_FIELD_NUMBER: _builtins.int
     profile: _builtins.str
     """The profile name."""
     spectators_allowed: _builtins.bool
     """Whether a spectator token was issued."""
     organizer_deals: _builtins.bool
     """True when the organizer chose the deals or the seed (the game is reproducible)."""
+    seed_commitment: _builtins.str
+    """The referee's commitment to the game's secret seed, published at creation: SHA-256 (64 hex digits) over the
+    game id, the seed and the preset deals (docs/fairness.md). `rummy-referee verify` checks a game against it.
+    """
+    seed: _builtins.bytes
+    """The secret seed, revealed only once the match is over, and only in GetReplay (never before, to anyone)."""
     @_builtins.property
     def options(self) -> _containers.MessageMap[_builtins.str, Global___OptionValue]:
         """The complete option set of the game (every option, not only the overrides)."""
@@ -1149,6 +1238,10 @@ class GameSettings(_message.Message):
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatSpec]:
         """The seats as created (display names as given then)."""
+
+    @_builtins.property
+    def preset_deals(self) -> _containers.RepeatedCompositeFieldContainer[Global___PresetDeal]:
+        """The organizer's preset deals, revealed with the seed (the commitment covers them)."""
 
     def __init__(
         self,
@@ -1158,10 +1251,13 @@ class GameSettings(_message.Message):
         seats: _abc.Iterable[Global___SeatSpec] | None = ...,
         spectators_allowed: _builtins.bool = ...,
         organizer_deals: _builtins.bool = ...,
+        seed_commitment: _builtins.str = ...,
+        seed: _builtins.bytes = ...,
+        preset_deals: _abc.Iterable[Global___PresetDeal] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "organizer_deals", b"organizer_deals", "profile", b"profile", "seats", b"seats", "spectators_allowed", b"spectators_allowed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "organizer_deals", b"organizer_deals", "preset_deals", b"preset_deals", "profile", b"profile", "seats", b"seats", "seed", b"seed", "seed_commitment", b"seed_commitment", "spectators_allowed", b"spectators_allowed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -168,12 +168,15 @@ class CreateGameResponse(_message.Message):
     SPECTATOR_TOKEN_FIELD_NUMBER: _builtins.int
     SETTINGS_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The new game's id."""
     spectator_token: _builtins.str
     """The spectator token; empty when spectators are not allowed."""
     version: _builtins.int
     """The game's version (0)."""
+    seed_commitment: _builtins.str
+    """The commitment to the game's secret seed (also in settings): docs/fairness.md."""
     @_builtins.property
     def seat_tokens(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatToken]:
         """One token per seat not left open."""
@@ -190,10 +193,11 @@ class CreateGameResponse(_message.Message):
         spectator_token: _builtins.str = ...,
         settings: _game_pb2.GameSettings | None = ...,
         version: _builtins.int = ...,
+        seed_commitment: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["settings", b"settings"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "seat_tokens", b"seat_tokens", "settings", b"settings", "spectator_token", b"spectator_token", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "seat_tokens", b"seat_tokens", "seed_commitment", b"seed_commitment", "settings", b"settings", "spectator_token", b"spectator_token", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -382,6 +386,72 @@ class SubmitMoveResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SubmitMoveResponse: _TypeAlias = SubmitMoveResponse  # noqa: Y015
+
+@_typing.final
+class ResignRequest(_message.Message):
+    """Resign input."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    EXPECTED_VERSION_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    """The game."""
+    expected_version: _builtins.int
+    """Apply only if the game is at this version, else ABORTED. Unset: whatever the version."""
+    request_id: _builtins.str
+    """Idempotency key as in SubmitMove (1..128 characters, unique per seat and game). Empty: none."""
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        expected_version: _builtins.int | None = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version", "expected_version", b"expected_version", "game_id", b"game_id", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__expected_version: _TypeAlias = _typing.Literal["expected_version"]  # noqa: Y015
+    _WhichOneofArgType__expected_version: _TypeAlias = _typing.Literal["_expected_version", b"_expected_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_version) -> _WhichOneofReturnType__expected_version | None: ...
+
+Global___ResignRequest: _TypeAlias = ResignRequest  # noqa: Y015
+
+@_typing.final
+class ResignResponse(_message.Message):
+    """Resign output."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
+    VIEW_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    """The game's version after the resignation (the match is over)."""
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]:
+        """The events of the resignation (resigned, hand_ended, match_ended), as the caller may see them."""
+
+    @_builtins.property
+    def view(self) -> _game_pb2.GameView:
+        """The caller's view after it (with the result)."""
+
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        events: _abc.Iterable[_game_pb2.Event] | None = ...,
+        view: _game_pb2.GameView | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "version", b"version", "view", b"view"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResignResponse: _TypeAlias = ResignResponse  # noqa: Y015
 
 @_typing.final
 class ValidateMoveRequest(_message.Message):

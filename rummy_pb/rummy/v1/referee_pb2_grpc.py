@@ -75,6 +75,11 @@ class RefereeServiceStub:
                 request_serializer=rummy_dot_v1_dot_referee__pb2.SubmitMoveRequest.SerializeToString,
                 response_deserializer=rummy_dot_v1_dot_referee__pb2.SubmitMoveResponse.FromString,
                 _registered_method=True)
+        self.Resign = channel.unary_unary(
+                '/rummy.v1.RefereeService/Resign',
+                request_serializer=rummy_dot_v1_dot_referee__pb2.ResignRequest.SerializeToString,
+                response_deserializer=rummy_dot_v1_dot_referee__pb2.ResignResponse.FromString,
+                _registered_method=True)
         self.ValidateMove = channel.unary_unary(
                 '/rummy.v1.RefereeService/ValidateMove',
                 request_serializer=rummy_dot_v1_dot_referee__pb2.ValidateMoveRequest.SerializeToString,
@@ -158,6 +163,17 @@ class RefereeServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Resign(self, request, context):
+        """Resign the match as the caller's seat, at any time (not only on its turn): the hand in progress ends with
+        every hand face up, and the match ends with the other seats as winners (Rummy with 3+ seats: the highest
+        total among the others). Idempotent: a resend (same request_id) or a second resign by the same seat answers
+        the same outcome and changes nothing. Committed like a move (a move and a resign never both apply to one
+        version). A spectator cannot resign (PERMISSION_DENIED SPECTATOR); a match already over: GAME_OVER.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ValidateMove(self, request, context):
         """Check a move as SubmitMove would (same statuses), without applying it or revealing anything it would.
         """
@@ -177,7 +193,7 @@ class RefereeServiceServicer:
 
     def GetReplay(self, request, context):
         """The whole game with every card: for any token of the game once the match is over, for the organizer at any
-        time. Events come in pages (after_version / next_after_version).
+        time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -219,6 +235,11 @@ def add_RefereeServiceServicer_to_server(servicer, server):
                     servicer.SubmitMove,
                     request_deserializer=rummy_dot_v1_dot_referee__pb2.SubmitMoveRequest.FromString,
                     response_serializer=rummy_dot_v1_dot_referee__pb2.SubmitMoveResponse.SerializeToString,
+            ),
+            'Resign': grpc.unary_unary_rpc_method_handler(
+                    servicer.Resign,
+                    request_deserializer=rummy_dot_v1_dot_referee__pb2.ResignRequest.FromString,
+                    response_serializer=rummy_dot_v1_dot_referee__pb2.ResignResponse.SerializeToString,
             ),
             'ValidateMove': grpc.unary_unary_rpc_method_handler(
                     servicer.ValidateMove,
@@ -375,6 +396,33 @@ class RefereeService:
             '/rummy.v1.RefereeService/SubmitMove',
             rummy_dot_v1_dot_referee__pb2.SubmitMoveRequest.SerializeToString,
             rummy_dot_v1_dot_referee__pb2.SubmitMoveResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Resign(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/rummy.v1.RefereeService/Resign',
+            rummy_dot_v1_dot_referee__pb2.ResignRequest.SerializeToString,
+            rummy_dot_v1_dot_referee__pb2.ResignResponse.FromString,
             options,
             channel_credentials,
             insecure,

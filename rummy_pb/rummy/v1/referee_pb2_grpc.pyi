@@ -68,6 +68,13 @@ class RefereeServiceStub:
     original response and applies nothing. Returns the new version, the events the move caused as the caller
     may see them, and the caller's new view.
     """
+    Resign: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ResignRequest, _referee_pb2.ResignResponse]
+    """Resign the match as the caller's seat, at any time (not only on its turn): the hand in progress ends with
+    every hand face up, and the match ends with the other seats as winners (Rummy with 3+ seats: the highest
+    total among the others). Idempotent: a resend (same request_id) or a second resign by the same seat answers
+    the same outcome and changes nothing. Committed like a move (a move and a resign never both apply to one
+    version). A spectator cannot resign (PERMISSION_DENIED SPECTATOR); a match already over: GAME_OVER.
+    """
     ValidateMove: _grpc.UnaryUnaryMultiCallable[_referee_pb2.ValidateMoveRequest, _referee_pb2.ValidateMoveResponse]
     """Check a move as SubmitMove would (same statuses), without applying it or revealing anything it would."""
     WatchGame: _grpc.UnaryStreamMultiCallable[_referee_pb2.WatchGameRequest, _referee_pb2.WatchGameResponse]
@@ -78,7 +85,7 @@ class RefereeServiceStub:
     """
     GetReplay: _grpc.UnaryUnaryMultiCallable[_referee_pb2.GetReplayRequest, _referee_pb2.GetReplayResponse]
     """The whole game with every card: for any token of the game once the match is over, for the organizer at any
-    time. Events come in pages (after_version / next_after_version).
+    time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
     """
     AnalyzeHand: _grpc.UnaryUnaryMultiCallable[_referee_pb2.AnalyzeHandRequest, _referee_pb2.AnalyzeHandResponse]
     """Stateless hand analysis: minimum deadwood, every optimal arrangement, and for 11 cards the knock discards."""
@@ -125,6 +132,13 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     original response and applies nothing. Returns the new version, the events the move caused as the caller
     may see them, and the caller's new view.
     """
+    Resign: _aio.UnaryUnaryMultiCallable[_referee_pb2.ResignRequest, _referee_pb2.ResignResponse]  # type: ignore[assignment]
+    """Resign the match as the caller's seat, at any time (not only on its turn): the hand in progress ends with
+    every hand face up, and the match ends with the other seats as winners (Rummy with 3+ seats: the highest
+    total among the others). Idempotent: a resend (same request_id) or a second resign by the same seat answers
+    the same outcome and changes nothing. Committed like a move (a move and a resign never both apply to one
+    version). A spectator cannot resign (PERMISSION_DENIED SPECTATOR); a match already over: GAME_OVER.
+    """
     ValidateMove: _aio.UnaryUnaryMultiCallable[_referee_pb2.ValidateMoveRequest, _referee_pb2.ValidateMoveResponse]  # type: ignore[assignment]
     """Check a move as SubmitMove would (same statuses), without applying it or revealing anything it would."""
     WatchGame: _aio.UnaryStreamMultiCallable[_referee_pb2.WatchGameRequest, _referee_pb2.WatchGameResponse]  # type: ignore[assignment]
@@ -135,7 +149,7 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     """
     GetReplay: _aio.UnaryUnaryMultiCallable[_referee_pb2.GetReplayRequest, _referee_pb2.GetReplayResponse]  # type: ignore[assignment]
     """The whole game with every card: for any token of the game once the match is over, for the organizer at any
-    time. Events come in pages (after_version / next_after_version).
+    time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
     """
     AnalyzeHand: _aio.UnaryUnaryMultiCallable[_referee_pb2.AnalyzeHandRequest, _referee_pb2.AnalyzeHandResponse]  # type: ignore[assignment]
     """Stateless hand analysis: minimum deadwood, every optimal arrangement, and for 11 cards the knock discards."""
@@ -205,6 +219,19 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         """
 
     @_abc_1.abstractmethod
+    def Resign(
+        self,
+        request: _referee_pb2.ResignRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_referee_pb2.ResignResponse, _abc.Awaitable[_referee_pb2.ResignResponse]]:
+        """Resign the match as the caller's seat, at any time (not only on its turn): the hand in progress ends with
+        every hand face up, and the match ends with the other seats as winners (Rummy with 3+ seats: the highest
+        total among the others). Idempotent: a resend (same request_id) or a second resign by the same seat answers
+        the same outcome and changes nothing. Committed like a move (a move and a resign never both apply to one
+        version). A spectator cannot resign (PERMISSION_DENIED SPECTATOR); a match already over: GAME_OVER.
+        """
+
+    @_abc_1.abstractmethod
     def ValidateMove(
         self,
         request: _referee_pb2.ValidateMoveRequest,
@@ -231,7 +258,7 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_referee_pb2.GetReplayResponse, _abc.Awaitable[_referee_pb2.GetReplayResponse]]:
         """The whole game with every card: for any token of the game once the match is over, for the organizer at any
-        time. Events come in pages (after_version / next_after_version).
+        time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
         """
 
     @_abc_1.abstractmethod

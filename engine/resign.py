@@ -1,0 +1,26 @@
+"""Resigning: a seat gives up the match, at any time (not only on its turn).
+
+The hand in progress ends as every hand ends, with every hand face up (``hand_ended``, reason "resigned", no score;
+it is not counted in ``hands_played``), and the match ends (``match_ended``) with the others as winners
+(``scoring.resigned_result``). Events: ``resigned`` (public), ``hand_ended``, ``match_ended``.
+"""
+
+from __future__ import annotations
+
+from engine.flow import hand_info
+from engine.scoring import RESIGNED, resigned_result
+from engine.state import MATCH_OVER, Event, GameState
+
+
+def resign(s: GameState, seat: int, events: list[Event]) -> None:
+    """``seat`` resigns the match in ``s`` (a private copy, not over yet), appending the events."""
+    events.append(Event("resigned", seat, {"seat": seat, "hand_no": s.hand_no, "phase": s.phase}))
+    info = hand_info(s, RESIGNED, None, 0, [])
+    info["resigned"] = seat
+    s.last_hand = info
+    events.append(Event("hand_ended", -1, info))
+    s.result = resigned_result(s, seat)
+    s.phase = MATCH_OVER
+    s.to_act = -1
+    s.taken = -1
+    events.append(Event("match_ended", -1, dict(s.result)))
