@@ -16,7 +16,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[i
 from grpc_status import rpc_status as grpc_rpc_status
 
 import engine
-from server.store import StoreUnavailable
+from server.store import CommitOutcomeUnknown, StoreUnavailable
 
 DOMAIN = "rummy-referee"
 
@@ -90,6 +90,12 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
         return grpc.StatusCode.FAILED_PRECONDITION, exc.code, exc.message
     if isinstance(exc, engine.InvalidMoveError):  # includes InvalidOptionsError and InvalidDealError
         return grpc.StatusCode.INVALID_ARGUMENT, exc.code, exc.message
+    if isinstance(exc, CommitOutcomeUnknown):  # before StoreUnavailable: it is one, but says more
+        return (
+            grpc.StatusCode.UNAVAILABLE,
+            "COMMIT_OUTCOME_UNKNOWN",
+            "the move may or may not have been applied; resend it with the same request_id to learn which",
+        )
     if isinstance(exc, StoreUnavailable):
         return grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE", "the game storage is unreachable; retry later"
     log.error("internal error", exc_info=exc)

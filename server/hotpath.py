@@ -38,6 +38,10 @@ class _Lost(Exception):
     """The connection went away with the command in flight (sent again once)."""
 
 
+class NotSent(rexc.ConnectionError):
+    """No connection to Redis could be made: the command was never written (so it cannot have been applied)."""
+
+
 def _reply_error(error: rexc.ResponseError) -> rexc.ResponseError:
     # the one error reply the store handles by its type: a Redis restarted without its script cache
     return rexc.NoScriptError(*error.args) if str(error).startswith("NOSCRIPT") else error
@@ -129,12 +133,18 @@ class HotPath:
 
     async def call(self, timeout_s: float, *args: str | bytes | int) -> Any:
         """Send one command and return its reply; a ResponseError reply is raised. ``ConnectionError`` when Redis
-        cannot be reached, ``TimeoutError`` when it does not answer within ``timeout_s``."""
+        cannot be reached (``NotSent`` when the command was not written at all), ``TimeoutError`` when it does
+        not answer within ``timeout_s``."""
         command = resp(args)
         for attempt in (1, 2):
             conn = self._conn
             if conn is None or conn.closed:
-                conn = await self._connect(timeout_s)
+                try:
+                    conn = await self._connect(timeout_s)
+                except (rexc.ConnectionError, OSError) as exc:
+                    if attempt == 1:  # written nowhere yet
+                        raise NotSent(str(exc)) from exc
+                    raise
             try:
                 reply = await conn.send(command, timeout_s)
             except _Lost as exc:
