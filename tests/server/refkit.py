@@ -35,8 +35,9 @@ class ServerThread:
     """The referee on 127.0.0.1:<free port>, its asyncio loop in a daemon thread."""
 
     def __init__(self, redis_url: str, *, organizer_token: str | None = ORGANIZER, finished_ttl_s: int = 3600,
-                 max_attempts: int = 8) -> None:  # fmt: skip
+                 max_attempts: int = 8, store_options: dict[str, Any] | None = None) -> None:  # fmt: skip
         self.redis_url = redis_url
+        self._store_options = store_options or {}
         self._kwargs = {"organizer_token": organizer_token, "max_attempts": max_attempts}
         self._ttl = finished_ttl_s
         self._ready = threading.Event()
@@ -66,7 +67,7 @@ class ServerThread:
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        store = GameStore(connect(self.redis_url), finished_ttl_s=self._ttl)
+        store = GameStore(connect(self.redis_url), finished_ttl_s=self._ttl, **self._store_options)
         self.referee = Referee(store, **self._kwargs)  # type: ignore[arg-type]
         health = HealthServicer()
         server, self.port = create_server("127.0.0.1:0", self.referee, health_servicer=health)
