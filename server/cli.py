@@ -85,6 +85,13 @@ def _parser() -> argparse.ArgumentParser:
         default=30 * DAY,
         help="seconds an unfinished game is kept after its last move (default: 30 days; 0: for ever)",
     )
+    serve.add_argument(
+        "--idem-ttl",
+        type=_seconds,
+        default=DAY,
+        help="seconds a game's idempotency records (request_ids) are kept after its last move with one (default: "
+        "1 day; 0: as long as the game); a resend after that is taken as a new move",
+    )
     serve.add_argument("--grace", type=float, default=10.0, help="seconds to drain calls on shutdown")
     health = commands.add_parser("health", help="exit 0 if a referee answers SERVING (container health checks)")
     health.add_argument("--address", default="127.0.0.1:50051", help="host:port of the referee")
@@ -102,7 +109,10 @@ async def serve(args: argparse.Namespace) -> None:
         log.info("started redis-server pid %d at %s, data in %s", redis.pid, url, redis.data_dir)
     try:
         store = GameStore(
-            connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl, idle_ttl_s=args.idle_ttl
+            connect(url, cluster=args.redis_cluster),
+            finished_ttl_s=args.finished_ttl,
+            idle_ttl_s=args.idle_ttl,
+            idem_ttl_s=args.idem_ttl,
         )
         referee = Referee(store, organizer_token=args.organizer_token or None)
         health = HealthServicer()
