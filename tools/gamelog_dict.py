@@ -13,11 +13,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import orjson  # noqa: E402
+import orjson
 
-import engine  # noqa: E402
-from clients.bots import make_bot  # noqa: E402
-from clients.bots.arena import play_match  # noqa: E402
+import engine
+from clients.bots import make_bot
+from clients.bots.arena import play_match
 
 LIMIT = 3800  # the compressor's window is 4096 bytes (minus 262 of lookahead)
 
