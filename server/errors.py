@@ -94,7 +94,7 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
         return (
             grpc.StatusCode.UNAVAILABLE,
             "COMMIT_OUTCOME_UNKNOWN",
-            "the move may or may not have been applied; resend it with the same request_id to learn which",
+            "the request may or may not have been applied; for a move, resend it with the same request_id",
         )
     if isinstance(exc, StoreUnavailable):
         return grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE", "the game storage is unreachable; retry later"

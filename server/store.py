@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -326,10 +327,38 @@ class GameStore:
             raise unavailable from exc
 
     async def join(self, game_id: str, *, seat: int, token_hash: str, name: str) -> int:
-        """Run join_seat.lua: the seat taken, -1 when none is open (or the seat wanted is taken), -2 no game."""
-        async with self._op():
-            taken = await self._join(keys=[game_key(game_id)], args=[seat, token_hash, name])
-        return int(taken)
+        """Run join_seat.lua: the seat taken, -1 when none is open (or the seat wanted is taken), -2 no game.
+        Fenced as a commit is: StoreUnavailable means not taken (and never will be by this call),
+        CommitOutcomeUnknown that it cannot be known."""
+        timeout_s = self.op_timeout_s
+        if self._clock_offset is None:
+            async with _redis_errors(timeout_s):
+                await self._measure_clock()
+        assert self._clock_offset is not None
+        fence = time.time() + timeout_s
+        fence_ms = int((fence + self._clock_offset) * 1000)
+        try:
+            async with _redis_errors(timeout_s):
+                taken = int(await self._join(keys=[game_key(game_id)], args=[seat, token_hash, name, fence_ms]))
+        except StoreUnavailable as exc:
+            return await self._settle_join(game_id, token_hash, fence, exc)
+        if taken == -3:
+            raise StoreUnavailable("the join reached Redis too late; nothing was written")
+        return taken
+
+    async def _settle_join(self, game_id: str, token_hash: str, fence: float, cause: StoreUnavailable) -> int:
+        """The outcome of a join whose answer did not come: read once its fence has passed in Redis's clock."""
+        await asyncio.sleep(max(0.0, fence + self._clock_error + 0.01 - time.time()))
+        try:
+            async with _redis_errors(min(SETTLE_READ_S, self.op_timeout_s)):
+                meta: Any = await self.client.hget(game_key(game_id), "meta")
+        except StoreUnavailable as exc:
+            raise CommitOutcomeUnknown(f"the join's outcome is unknown: {cause}") from exc
+        if meta is not None:
+            for number, seat in enumerate(json.loads(meta)["seats"]):
+                if seat.get("auth") == token_hash:
+                    return number
+        raise cause
 
     async def idem_version(self, game_id: str, key: bytes) -> int | None:
         """The version committed by the move of idempotency key ``key``, None if it has no (live) record."""

@@ -12,11 +12,22 @@ KEYS[1]  game:{<id>}  the game hash
 ARGV[1]  the seat wanted, or "-1" for the lowest open seat
 ARGV[2]  hash of the new seat token (stored as the seat's auth)
 ARGV[3]  display name of the player, or "" to keep the one given at creation
+ARGV[4]  fence: the time (ms since the epoch, Redis's clock) after which the referee no longer waits for this
+         answer; past it, nothing is written (as in commit_move.lua). "0": no fence
 
 Returns the seat taken (>= 0), or
   -1  no open seat left (or the seat wanted is taken or does not exist)
   -2  the game does not exist
+  -3  Redis ran the script after the fence: nothing written
 ]]
+
+local fence = tonumber(ARGV[4] or "0")
+if fence > 0 then
+  local now = redis.call("TIME")
+  if tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) > fence then
+    return -3
+  end
+end
 
 local game = KEYS[1]
 local found = redis.call("HMGET", game, "meta", "version")

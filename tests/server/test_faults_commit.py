@@ -7,6 +7,8 @@ the same request_id is then applied exactly once. And Redis killed (SIGKILL) and
 
 from __future__ import annotations
 
+import asyncio
+import json
 import signal
 import time
 from collections.abc import Iterator
@@ -16,8 +18,9 @@ import pytest
 import redis
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.gamelog import encode_entry
 from server.redis_launcher import RedisProcess
-from server.store import game_key, log_key
+from server.store import GameStore, StoreUnavailable, connect, game_key, log_key
 from tests.server.refkit import GIN_KNOCK_DEAL, ORGANIZER, Client, ServerThread, md, move_from_text, reason_of
 
 OP_TIMEOUT_S = 1.0
@@ -111,3 +114,43 @@ def test_a_move_while_redis_is_killed_is_not_applied_and_its_resend_applies_once
         assert client.view(game, game.tokens[1]).version == 1
     finally:
         client.close()
+
+
+def test_a_join_in_flight_while_redis_is_paused_never_takes_the_seat_later(private_redis: RedisProcess) -> None:
+    """The join script is fenced too: a join answered with an error never takes the seat (whose token nobody
+    got). At the store (a JoinGame loads the game first, so a pause lands before its script is sent)."""
+    direct = redis.Redis.from_url(private_redis.url)
+
+    async def body() -> None:
+        store = GameStore(connect(private_redis.url), op_timeout_s=OP_TIMEOUT_S)
+        try:
+            meta = {
+                "profile": "gin",
+                "spectator": "",
+                "spectators": False,
+                "organizer_deals": False,
+                "seats": [{"kind": "human", "name": "", "auth": ""}, {"kind": "bot", "name": "B", "auth": "h"}],
+            }
+            entry = encode_entry(0, -1, b"null", [b"{}"])
+            assert await store.create("g_join", {"state": "s", "version": "0", "meta": json.dumps(meta)}, entry)
+            await store.ping()  # Redis's clock is known
+            assert await store.join("g_none", seat=-1, token_hash="x", name="") == -2  # the script is loaded
+            calls_before = _evalsha_calls(direct)
+            private_redis.process.send_signal(signal.SIGSTOP)
+            try:
+                with pytest.raises(StoreUnavailable):
+                    await store.join("g_join", seat=-1, token_hash="late", name="Late")
+                await asyncio.sleep(OP_TIMEOUT_S)
+            finally:
+                private_redis.process.send_signal(signal.SIGCONT)
+            await asyncio.to_thread(_wait_for, lambda: _evalsha_calls(direct) > calls_before)
+            stored = json.loads(direct.hget(game_key("g_join"), "meta") or b"{}")
+            assert stored["seats"][0]["auth"] == "" and direct.hget(game_key("g_join"), "joins") is None
+            assert await store.join("g_join", seat=-1, token_hash="ann", name="Ann") == 0
+        finally:
+            await store.close()
+
+    try:
+        asyncio.run(body())
+    finally:
+        direct.close()
