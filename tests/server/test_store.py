@@ -329,3 +329,22 @@ def test_a_game_nobody_moves_in_expires_after_the_idle_time(redis_server: RedisP
 def test_impossible_times_to_keep_games_are_refused(redis_server: RedisProcess, ttl: dict[str, int]) -> None:
     with pytest.raises(ValueError, match="time to keep games"):
         GameStore(connect(redis_server.url), **ttl)
+
+
+def test_the_idempotency_records_have_an_expiry_of_their_own(redis_server: RedisProcess) -> None:
+    """A day by default (counted from the last move with a request_id), whatever the game's; 0: the game's."""
+
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a"], idem=b"A" * 16)
+        assert 24 * 3600 - 60 < int(await store.client.ttl(idem_key(gid))) <= 24 * 3600  # type: ignore[misc]
+        assert await store.ttl(gid) > 29 * 24 * 3600  # the game: the idle time
+        same = GameStore(store.client, finished_ttl_s=3600, idle_ttl_s=600, idem_ttl_s=0)
+        await commit(same, gid, base_version=1, state_json="s2", commit_id="c2", events=["b"], idem=b"B" * 16)
+        assert 500 < int(await store.client.ttl(idem_key(gid))) <= 600  # type: ignore[misc]
+        await commit(same, gid, base_version=2, state_json="s3", commit_id="c3", events=["c"])  # no request_id
+        assert 500 < int(await store.client.ttl(idem_key(gid))) <= 600  # type: ignore[misc]
+        assert await store.idem_version(gid, b"A" * 16) == 1 and await store.idem_version(gid, b"B" * 16) == 2
+
+    run(redis_server, body, ttl=3600, idle=30 * 24 * 3600)
