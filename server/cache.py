@@ -1,6 +1,7 @@
 """In-process caches of the referee: parsed game meta and configuration, the latest state of recently played
-games, and the commit ids of this process; and the state's storage form (engine JSON, encoded by orjson, in two
-parts: the game's configuration, written once at creation, and its progress, written by every move)."""
+games, and the commit ids of this process; and the state's storage form (JSON, encoded by orjson, in two parts:
+the game's configuration, written once at creation, compact (only the options that differ from a fixed base),
+and its progress, the engine's JSON, written by every move); the seats as an earlier version showed them."""
 
 from __future__ import annotations
 
