@@ -315,7 +315,7 @@ class Referee:
                     response = await self._commit_move(cached, state, caller.seat, move, idem)
                 except engine.RuleError:
                     response = None  # perhaps refused only because the cache is stale: the loading path decides
-                if response is not None:
+                if isinstance(response, dict):
                     return response
         for _ in range(self._max_attempts):
             game = await self._load(game_id)
@@ -329,9 +329,9 @@ class Referee:
                 if recorded is None:
                     raise
                 return await self._answer_of(game, seat, recorded, move)
-            if response is not None:
+            if isinstance(response, dict):
                 return response
-            if expected_version is not None:
+            if expected_version is not None and response != expected_version:  # (not only a seat joined)
                 raise StaleVersion("VERSION_CONFLICT", "another move was committed first; reload and retry")
         raise StaleVersion("CONTENDED", "the game kept changing under this move; reload and retry")
 
@@ -342,9 +342,10 @@ class Referee:
         seat: int,
         move: engine.Move,
         idem: bytes,
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, Any] | int:
         """Apply ``move`` to ``state`` (the game at ``game.version``) and commit it: the response, or None when the
-        game is no longer at that version (nothing was written)."""
+        game is no longer at that version or a seat was joined meanwhile (nothing was written): then the game's
+        version."""
         new_state, events = engine.apply(state, seat, move)
         version = game.version + 1
         new_json = progress_json(new_state)
@@ -375,7 +376,7 @@ class Referee:
         self._states.forget(game.game_id)
         if result.outcome == "missing":
             raise GameNotFound("GAME_NOT_FOUND", f"no game {game.game_id}")
-        return None
+        return result.version
 
     async def _answer_of(self, game: StoredGame, seat: int, version: int, move: engine.Move) -> dict[str, Any]:
         """The answer that the move committed as ``version`` got, rebuilt from the log (byte for byte the same

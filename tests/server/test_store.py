@@ -348,3 +348,20 @@ def test_the_idempotency_records_have_an_expiry_of_their_own(redis_server: Redis
         assert await store.idem_version(gid, b"A" * 16) == 1 and await store.idem_version(gid, b"B" * 16) == 2
 
     run(redis_server, body, ttl=3600, idle=30 * 24 * 3600)
+
+
+def test_a_commit_prepared_before_a_join_is_a_conflict_at_the_same_version(redis_server: RedisProcess) -> None:
+    """Its answer would show the seat still open: the referee retries it from a new load (nothing written)."""
+
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        assert await store.join(gid, seat=-1, token_hash="t", name="p") == 1
+        stale = await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a"], joins=0)
+        assert (stale.outcome, stale.version) == ("conflict", 0)
+        game = await store.load(gid)
+        assert game is not None and game.joins == 1 and game.version == 0
+        fresh = await commit(store, gid, base_version=0, state_json="s1", commit_id="c2", events=["a"], joins=1)
+        assert (fresh.outcome, fresh.version) == ("ok", 1)
+
+    run(redis_server, body)
