@@ -48,7 +48,16 @@ from server.errors import (
 from server.events import EventHub
 from server.gamelog import encode_entry
 from server.model import Caller, GameSpec
-from server.store import IDEM_KEY, MAX_SEATS, MAX_SEQ, GameStore, StoredEvent, StoredGame, StoreUnavailable
+from server.store import (
+    IDEM_KEY,
+    MAX_SEATS,
+    MAX_SEQ,
+    CommitOutcomeUnknown,
+    GameStore,
+    StoredEvent,
+    StoredGame,
+    StoreUnavailable,
+)
 
 _GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_NAME = 64
@@ -325,7 +334,12 @@ class Referee:
                 response = await self._commit_move(game, self._states.get(game), seat, move, idem)
             except (engine.RuleError, StaleVersion):
                 # refused, unless this is the resend of a move that was applied: then its answer again
-                recorded = await self.store.idem_version(game_id, idem) if idem else None
+                if not idem:
+                    raise
+                try:
+                    recorded = await self.store.idem_version(game_id, idem)
+                except StoreUnavailable as exc:  # perhaps the resend of an applied move: never say "not applied"
+                    raise CommitOutcomeUnknown(f"the request_id's record could not be read: {exc}") from exc
                 if recorded is None:
                     raise
                 return await self._answer_of(game, seat, recorded, move)
@@ -370,7 +384,10 @@ class Referee:
                 "view": self._view(game, new_state, version, seat, "seat"),
             }
         if result.outcome == "dup":
-            return await self._answer_of(game, seat, result.version, move)
+            try:
+                return await self._answer_of(game, seat, result.version, move)
+            except StoreUnavailable as exc:  # applied (by the first send): never say "not applied"
+                raise CommitOutcomeUnknown(f"the move's answer could not be read: {exc}") from exc
         if result.outcome == "late":  # Redis ran the commit after its fence: nothing was written
             raise StoreUnavailable("the commit reached Redis too late; nothing was written")
         self._states.forget(game.game_id)
