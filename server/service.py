@@ -369,7 +369,7 @@ class Referee:
             base_version=game.version,
             state_json=new_json,
             commit_id=next(commit_ids),
-            entry=encode_entry(version, seat, orjson.dumps(engine.move_to_dict(move)), payloads),
+            entry=encode_entry(version, seat, _move_json(move), payloads),
             idem=idem,
             joins=game.joins,
             match_over=new_state.phase == "match_over",
@@ -532,6 +532,19 @@ def _move_dict(move: engine.Move) -> dict[str, Any]:
             _MOVE_DICTS.clear()
         d = _MOVE_DICTS[move] = engine.move_to_dict(move)
     return d
+
+
+_MOVE_JSON: dict[engine.Move, bytes] = {}
+
+
+def _move_json(move: engine.Move) -> bytes:
+    """``engine.move_to_dict(move)`` as JSON (what the log keeps of a move), made once per distinct move."""
+    text = _MOVE_JSON.get(move)
+    if text is None:
+        if len(_MOVE_JSON) >= 65536:
+            _MOVE_JSON.clear()
+        text = _MOVE_JSON[move] = orjson.dumps(engine.move_to_dict(move))
+    return text
 
 
 def _idem_key(token: str, request_id: str) -> bytes:
