@@ -1,10 +1,10 @@
 """In-process caches of the referee: parsed game meta and configuration, the latest state of recently played
-games, and the commit ids of this process; and the state's storage form (engine JSON, encoded by orjson, in two
-parts: the game's configuration, written once at creation, and its progress, written by every move)."""
+games, and the commit ids of this process; and the state's storage form (JSON, encoded by orjson, in two parts:
+the game's configuration, written once at creation, compact (only the options that differ from a fixed base),
+and its progress, the engine's JSON, written by every move); the seats as an earlier version showed them."""
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import secrets
@@ -34,9 +34,39 @@ def parsed_meta(raw: bytes) -> dict[str, Any]:
     return meta
 
 
+# The rules a stored config is written against: a game stores only the options that differ from these. Frozen
+# here (not taken from a profile) so that a later change of a profile's defaults cannot change a stored game.
+_BASE_RULES: dict[str, Any] = {
+    "game": "gin", "players": 2, "max_turns": 1000, "discard_taken_card_allowed": False, "target_score": 100,
+    "max_hands": 0, "first_upcard_rule": "none", "knock_limit": 10, "gin_bonus": 25, "big_gin_bonus": 31,
+    "undercut_bonus": 25, "undercut_on_tie": True, "stock_end_rule": "draw", "box_bonus": 0, "game_bonus": 0,
+    "shutout_game_bonus": 0, "oklahoma": False, "oklahoma_ace": "gin_only", "spades_double": True,
+    "hollywood": False, "ace_high_low": False, "ace_value_high_low": 15, "going_rummy_multiplier": 2,
+    "must_discard_to_go_out": False, "max_melds_per_turn": 0, "layoff_requires_own_meld": False,
+    "restock": "shuffle",
+}  # fmt: skip
+CONFIG_FORMAT = 2
+_CONFIG_PREFIX = b'{"v":2,'
+
+
+class OldStorageFormat(Exception):
+    """A game stored by an earlier version of the referee (a layout this one does not read)."""
+
+
 def config_json(state: engine.GameState) -> bytes:
-    """What a game stores once: ``engine.config_to_dict`` (rules, seed, preset deals) as JSON, by orjson."""
-    return orjson.dumps(engine.config_to_dict(state))
+    """What a game stores once: ``engine.config_to_dict`` (rules, seed, preset deals) as compact JSON, by orjson,
+    the rules as they differ from a fixed base."""
+    config = engine.config_to_dict(state)
+    rules = {k: v for k, v in config["rules"].items() if _BASE_RULES.get(k, _MISSING) != v}
+    return orjson.dumps({"v": CONFIG_FORMAT, "rules": rules, "seed": config["seed"], "presets": config["presets"]})
+
+
+_MISSING = object()
+
+
+def is_current_config(raw: bytes) -> bool:
+    """Whether a stored config is of this layout (an earlier one has none, or the engine's format)."""
+    return raw.startswith(_CONFIG_PREFIX)
 
 
 def progress_json(state: engine.GameState) -> bytes:
@@ -49,15 +79,20 @@ def parsed_config(raw: bytes) -> engine.Config:
     """A game's parsed configuration: parsed once per distinct value (it never changes during a match)."""
     config = _CONFIGS.get(raw)
     if config is None:
-        config = engine.config_from_dict(orjson.loads(raw))
+        if not is_current_config(raw):
+            raise OldStorageFormat("the game was stored by an earlier version of the referee")
+        d = orjson.loads(raw)
+        rules = {**_BASE_RULES, **d["rules"]}
+        config = engine.config_from_dict({"v": 1, "rules": rules, "seed": d["seed"],
+                                          "presets": d["presets"]})  # fmt: skip
         _CONFIGS.put(raw, config, (PARSED_FACTOR + 1) * len(raw) + ENTRY_BYTES)
     return config
 
 
-def config_of_full_state(raw: bytes) -> bytes:
-    """``config_json`` of a state stored whole (``engine.state_to_dict``: how games were stored before the config
-    had a field of its own); raises if ``raw`` is no such state."""
-    return orjson.dumps(engine.config_to_dict(engine.state_from_dict(orjson.loads(raw))))
+def initial_state(config: bytes) -> engine.GameState:
+    """The state at version 0 of the game of ``config`` (the engine is deterministic: the same deal again)."""
+    rules, seed, presets = parsed_config(config)
+    return engine.new_game(rules, seed, presets)
 
 
 def state_from_stored(config: bytes, progress: bytes) -> engine.GameState:
@@ -72,6 +107,19 @@ def public_seats(raw: bytes) -> list[dict[str, Any]]:
     if seats is None:
         made = [{"name": s["name"], "kind": s["kind"], "open": not s["auth"]} for s in parsed_meta(raw)["seats"]]
         seats = _PUBLIC_SEATS.put(raw, made, len(raw) + PARSED_FACTOR * 64 * len(made) + ENTRY_BYTES)
+    return seats
+
+
+def seats_at(raw: bytes, version: int) -> list[dict[str, Any]]:
+    """``public_seats`` as the answer of the move that made ``version`` showed them: a seat joined at a game
+    version >= ``version`` (after that commit) was still open then, under the name it had before."""
+    seats = []
+    for seat in parsed_meta(raw)["seats"]:
+        joined = seat.get("joined")
+        if joined is not None and joined >= version:
+            seats.append({"name": seat.get("was", seat["name"]), "kind": seat["kind"], "open": True})
+        else:
+            seats.append({"name": seat["name"], "kind": seat["kind"], "open": not seat["auth"]})
     return seats
 
 
@@ -113,6 +161,8 @@ class StateCache:
             return hit[1]
         try:
             state = state_from_stored(game.config, game.state_json)
+        except OldStorageFormat:
+            raise
         except Exception as exc:  # a stored state that does not load is a bug, never the caller's fault
             raise RuntimeError(f"game {game.game_id}: stored state does not load") from exc
         self.put(game, state)
@@ -123,9 +173,7 @@ class StateCache:
         return self._games.get(game_id)
 
     def put(self, game: StoredGame, state: engine.GameState) -> None:
-        """Remember ``game`` (without its idempotency record) and its parsed state."""
-        if game.idem_record is not None:
-            game = dataclasses.replace(game, idem_record=None)
+        """Remember ``game`` and its parsed state."""
         nbytes = state_entry_bytes(game)
         games, sizes = self._games, self._sizes
         self._bytes += nbytes - sizes.get(game.game_id, 0)

@@ -222,6 +222,13 @@ def _parser() -> argparse.ArgumentParser:
         default=memo.DEFAULT_BYTES / memo.MIB,
         help=f"MiB of each memo table, estimated (default: {memo.DEFAULT_BYTES / memo.MIB:g})",
     )
+    serve.add_argument(
+        "--idem-ttl",
+        type=_seconds,
+        default=DAY,
+        help="seconds a game's idempotency records (request_ids) are kept after its last move with one (default: "
+        "1 day; 0: as long as the game); a resend after that is taken as a new move",
+    )
     serve.add_argument("--grace", type=float, default=10.0, help="seconds to drain calls on shutdown")
     serve.add_argument(
         "--durability",
@@ -249,7 +256,7 @@ async def serve(args: argparse.Namespace) -> None:
     try:
         store = GameStore(
             connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl, idle_ttl_s=args.idle_ttl,
-            unplayed_ttl_s=args.unplayed_ttl, op_timeout_s=args.storage_timeout,
+            unplayed_ttl_s=args.unplayed_ttl, idem_ttl_s=args.idem_ttl, op_timeout_s=args.storage_timeout,
         )  # fmt: skip
         await check_durability(store.client, args.durability)
         memo.configure(args.memo_entries, args.memo_mib)

@@ -19,7 +19,7 @@ from grpc_status import rpc_status as grpc_rpc_status
 
 import engine
 from server.deadlines import DeadlineTooShort
-from server.store import StoreUnavailable
+from server.store import CommitOutcomeUnknown, StoreUnavailable
 
 DOMAIN = "rummy-referee"
 
@@ -95,6 +95,12 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
         return grpc.StatusCode.FAILED_PRECONDITION, exc.code, exc.message
     if isinstance(exc, engine.InvalidMoveError):  # includes InvalidOptionsError and InvalidDealError
         return grpc.StatusCode.INVALID_ARGUMENT, exc.code, exc.message
+    if isinstance(exc, CommitOutcomeUnknown):  # before StoreUnavailable: it is one, but says more
+        return (
+            grpc.StatusCode.UNAVAILABLE,
+            "COMMIT_OUTCOME_UNKNOWN",
+            "the request may or may not have been applied; for a move, resend it with the same request_id",
+        )
     if isinstance(exc, StoreUnavailable):
         return grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE", "the game storage is unreachable; retry later"
     if isinstance(exc, DeadlineTooShort):  # nothing was started: the caller may resend with a longer deadline

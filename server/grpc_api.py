@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import NoReturn, TypeVar
 
 import grpc
+from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer  # what grpc_health.v1.health.aio re-exports
@@ -212,6 +213,27 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         return rpb.PingResponse()
 
 
+def _deterministic(message: Message) -> bytes:
+    return message.SerializeToString(deterministic=True)
+
+
+def _add_referee_servicer(servicer: RefereeServicer, server: grpc.aio.Server) -> None:
+    """``referee_pb2_grpc.add_RefereeServiceServicer_to_server``, but answers are serialized deterministically:
+    the order of a map's entries (an event's data is a google.protobuf.Struct) otherwise depends on a hash seed
+    that differs between processes, and a resent move's answer must be the same bytes whichever referee gives it."""
+    handlers = {}
+    for method in rpb.DESCRIPTOR.services_by_name["RefereeService"].methods:
+        request_class = getattr(rpb, method.input_type.name)
+        make = grpc.unary_stream_rpc_method_handler if method.server_streaming else grpc.unary_unary_rpc_method_handler
+        handlers[method.name] = make(
+            getattr(servicer, method.name),
+            request_deserializer=request_class.FromString,
+            response_serializer=_deterministic,
+        )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+    server.add_registered_method_handlers(SERVICE_NAME, handlers)  # type: ignore[attr-defined]
+
+
 def create_server(
     address: str,
     referee: Referee,
@@ -226,7 +248,7 @@ def create_server(
     limits = Limits() if limits is None else limits
     interceptors = [LimitInterceptor(limits, referee.is_organizer)] if limits.active else []
     server = grpc.aio.server(options=server_options(max_message_bytes), interceptors=interceptors)
-    referee_pb2_grpc.add_RefereeServiceServicer_to_server(RefereeServicer(referee), server)
+    _add_referee_servicer(RefereeServicer(referee), server)
     health_servicer = health_servicer or HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)

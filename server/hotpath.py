@@ -38,6 +38,10 @@ class _Lost(Exception):
     """The connection went away with the command in flight (sent again once)."""
 
 
+class NotSent(rexc.ConnectionError):
+    """No connection to Redis could be made: the command was never written (so it cannot have been applied)."""
+
+
 def _reply_error(error: rexc.ResponseError) -> rexc.ResponseError:
     # the one error reply the store handles by its type: a Redis restarted without its script cache
     return rexc.NoScriptError(*error.args) if str(error).startswith("NOSCRIPT") else error
@@ -138,8 +142,9 @@ class HotPath:
 
     async def call(self, timeout_s: float, *args: str | bytes | int, wait_s: float | None = None) -> Any:
         """Send one command and return its reply; a ResponseError reply is raised. ``ConnectionError`` when Redis
-        cannot be reached, ``TimeoutError`` when it does not answer within ``timeout_s`` (Redis is hung: the
-        connection is cut) or within ``wait_s`` when that is shorter (the caller's deadline; the connection stays)."""
+        cannot be reached (``NotSent`` when the command was not written at all), ``TimeoutError`` when it does
+        not answer within ``timeout_s`` (Redis is hung: the connection is cut) or within ``wait_s`` when that is
+        shorter (the caller's deadline; the connection stays)."""
         command = resp(args)
         until = None if wait_s is None or wait_s >= timeout_s else asyncio.get_running_loop().time() + wait_s
         for attempt in (1, 2):
@@ -149,7 +154,12 @@ class HotPath:
                     raise TimeoutError("no reply from Redis within the call's deadline")
             conn = self._conn
             if conn is None or conn.closed:
-                conn = await self._connect(timeout_s, wait_s)
+                try:
+                    conn = await self._connect(timeout_s, wait_s)
+                except (rexc.ConnectionError, OSError) as exc:
+                    if attempt == 1:  # written nowhere yet
+                        raise NotSent(str(exc)) from exc
+                    raise
             try:
                 reply = await conn.send(command, timeout_s, wait_s)
             except _Lost as exc:

@@ -5,14 +5,15 @@ Lua script (version check, state, events, idempotency record). Optimistic concur
 game at another version is retried from the load (the move may still be legal) unless the caller pinned
 ``expected_version``, in which case it is ABORTED.
 
-Everything returned is JSON-able (engine views and events plus the server's additions), so an idempotent replay
-of a stored response is byte-for-byte the original once encoded.
+Idempotency: a move with a request_id leaves a 20-byte record (a hash of the seat's token and the request_id, and
+the version it committed). A resend finds it (before applying, or in the commit script) and gets the original
+answer rebuilt from the game log: the same events, the view of that version (the state replayed from the
+configuration when the game has moved on), the seats as they were then; the same bytes once encoded.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import hmac
 import json
@@ -31,10 +32,12 @@ from server.cache import (
     StateCache,
     commit_ids,
     config_json,
-    config_of_full_state,
+    initial_state,
+    is_current_config,
     parsed_meta,
     progress_json,
     public_seats,
+    seats_at,
 )
 from server.errors import (
     BadRequest,
@@ -46,10 +49,20 @@ from server.errors import (
     Unauthenticated,
 )
 from server.events import EventHub
+from server.gamelog import encode_entry
 from server.memo import Memo
 from server.model import Caller, GameSpec
 from server.open_games import OpenGames, release_quietly
-from server.store import MAX_SEATS, MAX_SEQ, GameStore, StoredEvent, StoredGame
+from server.store import (
+    IDEM_KEY,
+    MAX_SEATS,
+    MAX_SEQ,
+    CommitOutcomeUnknown,
+    GameStore,
+    StoredEvent,
+    StoredGame,
+    StoreUnavailable,
+)
 
 _GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_NAME = 64
@@ -65,8 +78,9 @@ _SPECTATOR = Caller("spectator")
 
 
 def token_hash(token: str) -> str:
-    """What is stored of a token: its SHA-256 (hex)."""
-    return hashlib.sha256(token.encode()).hexdigest()
+    """What is stored of a token: the first 128 bits of its SHA-256 (hex; compared in constant time, so 128 bits
+    are as unguessable as the token needs)."""
+    return hashlib.sha256(token.encode()).hexdigest()[:32]
 
 
 _PRESENTED: Memo[str, str] = Memo("presented_tokens", share=4.0)  # token -> token_hash(token), lately presented
@@ -157,25 +171,28 @@ class Referee:
             raise Unauthenticated("BAD_TOKEN", "the token is not one of this game's")
         return caller
 
-    async def _load(self, game_id: str, idem_field: str | None = None) -> StoredGame:
+    async def _load(self, game_id: str) -> StoredGame:
         check_game_id(game_id)
-        game = await self.store.load(game_id, idem_field)
+        game = await self.store.load(game_id)
         if game is None:
             raise GameNotFound("GAME_NOT_FOUND", f"no game {game_id}")
-        if not game.config:  # stored by an earlier version, whole in "state": its config gets its own field now
-            try:
-                config = config_of_full_state(game.state_json)
-            except Exception as exc:  # a stored state that does not load is a bug, never the caller's fault
-                raise RuntimeError(f"game {game_id}: stored state does not load") from exc
-            await self.store.set_config(game_id, config)
-            game = dataclasses.replace(game, config=config)
+        if not is_current_config(game.config):  # the read path never writes: an old game is refused, unchanged
+            raise _old_format(game_id)
         return game
 
     # ------------------------------------------------------------------------------------------ views
 
-    def _view(self, game: StoredGame, state: engine.GameState, version: int, viewer: int, role: str) -> dict[str, Any]:
+    def _view(
+        self,
+        game: StoredGame,
+        state: engine.GameState,
+        version: int,
+        viewer: int,
+        role: str,
+        seats: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
         view = engine.view(state, viewer)
-        view.update(game_id=game.game_id, version=version, role=role, seats=public_seats(game.meta))
+        view.update(game_id=game.game_id, version=version, role=role, seats=seats or public_seats(game.meta))
         if role == "seat" and state.to_act == viewer and state.phase != "match_over":
             view["legal_moves"] = [_move_dict(m) for m in engine.legal_moves(state)]
         return view
@@ -239,13 +256,13 @@ class Referee:
             "spectators": spec.allow_spectators,
             "organizer_deals": bool(spec.presets or spec.seed is not None),
         }
-        stored_state, stored_meta, stored_config = progress_json(state), json.dumps(meta), config_json(state)
+        stored_state, stored_config = progress_json(state), config_json(state)
+        stored_meta = json.dumps(meta, separators=(",", ":"))
         fields: dict[str, str | bytes] = {
             "config": stored_config,
             "state": stored_state,
             "version": "0",
             "meta": stored_meta,
-            "start": json.dumps(engine.view(state, engine.REFEREE)),
         }
         # Kept a short time unless a move comes (the organizer's games: the idle time), and counted in the cap on
         # unfinished games (the organizer's too, but they are never refused).
@@ -253,15 +270,16 @@ class Referee:
         if self.open_games is not None:
             await self.open_games.reserve(game_id, ttl_s, exempt=organizer)
         try:
-            # the first deal's events are version 0 of the stream: a replay is the whole game as events
-            stored = await self.store.create(game_id, fields, [json.dumps(e.to_dict()) for e in dealt], ttl_s=ttl_s)
+            # the first deal's events are version 0 of the log: a replay is the whole game as events
+            deal = encode_entry(0, -1, b"null", [orjson.dumps(e.to_dict()) for e in dealt])
+            stored = await self.store.create(game_id, fields, deal, ttl_s=ttl_s)
         except BaseException:
             if self.open_games is not None:
                 await release_quietly(self.open_games, game_id)
             raise
         if not stored:
             raise RuntimeError("a fresh random game id was taken")
-        created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), stored_config, None)
+        created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), stored_config)
         return {
             "game_id": game_id,
             "tokens": tokens,
@@ -323,30 +341,39 @@ class Referee:
         """Apply ``move`` as the caller's seat: {version, events (as the caller sees them), view}."""
         if len(request_id) > MAX_REQUEST_ID or not request_id.isprintable():
             raise BadRequest("INVALID_REQUEST_ID", f"a request_id is at most {MAX_REQUEST_ID} printable characters")
-        move_hash = _move_hash(move) if request_id else ""
-        # Scoped by token (that is: by seat), so that nobody can fetch another seat's response by its key.
-        idem_field = f"idem:{presented_hash(token or '')[:32]}:{request_id}" if request_id else None
+        # Scoped by token (that is: by seat), so that nobody can fetch another seat's answer by its key.
+        idem = _idem_key(token or "", request_id) if request_id else b""
         latest = self._states.latest(game_id)
         if latest is not None:  # the common case: this process served the game's last move
             cached, state = latest
             caller = self.identify(cached, token)
             if caller is not None and caller.role == "seat" and expected_version in (None, cached.version):
                 try:
-                    response = await self._commit_move(cached, state, caller.seat, move, move_hash, idem_field)
+                    response = await self._commit_move(cached, state, caller.seat, move, idem)
                 except engine.RuleError:
                     response = None  # perhaps refused only because the cache is stale: the loading path decides
-                if response is not None:
+                if isinstance(response, dict):
                     return response
         for _ in range(self._max_attempts):
-            game = await self._load(game_id, idem_field)
+            game = await self._load(game_id)
             seat = self._mover(game, token)
-            if game.idem_record is not None:
-                return _replayed(game.idem_record, move_hash)
-            _check_version(game.version, expected_version)
-            response = await self._commit_move(game, self._states.get(game), seat, move, move_hash, idem_field)
-            if response is not None:
+            try:
+                _check_version(game.version, expected_version)
+                response = await self._commit_move(game, self._states.get(game), seat, move, idem)
+            except (engine.RuleError, StaleVersion):
+                # refused, unless this is the resend of a move that was applied: then its answer again
+                if not idem:
+                    raise
+                try:
+                    recorded = await self.store.idem_version(game_id, idem)
+                except StoreUnavailable as exc:  # perhaps the resend of an applied move: never say "not applied"
+                    raise CommitOutcomeUnknown(f"the request_id's record could not be read: {exc}") from exc
+                if recorded is None:
+                    raise
+                return await self._answer_of(game, seat, recorded, move)
+            if isinstance(response, dict):
                 return response
-            if expected_version is not None:
+            if expected_version is not None and response != expected_version:  # (not only a seat joined)
                 raise StaleVersion("VERSION_CONFLICT", "another move was committed first; reload and retry")
         raise StaleVersion("CONTENDED", "the game kept changing under this move; reload and retry")
 
@@ -378,41 +405,79 @@ class Referee:
         state: engine.GameState,
         seat: int,
         move: engine.Move,
-        move_hash: str,
-        idem_field: str | None,
-    ) -> dict[str, Any] | None:
+        idem: bytes,
+    ) -> dict[str, Any] | int:
         """Apply ``move`` to ``state`` (the game at ``game.version``) and commit it: the response, or None when the
-        game is no longer at that version (nothing was written)."""
+        game is no longer at that version or a seat was joined meanwhile (nothing was written): then the game's
+        version."""
         new_state, events = engine.apply(state, seat, move)
         version = game.version + 1
-        response = {
-            "version": version,
-            "events": [{**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)],
-            "view": self._view(game, new_state, version, seat, "seat"),
-        }
-        record = (move_hash + json.dumps(response, separators=(",", ":"))).encode() if idem_field else b""
         new_json = progress_json(new_state)
+        payloads = [orjson.dumps(e.to_dict()) for e in events]
         result = await self.store.commit(
             game.game_id,
             base_version=game.version,
             state_json=new_json,
             commit_id=next(commit_ids),
-            events=[orjson.dumps(e.to_dict()) for e in events],
-            idem_field=idem_field or "",
-            idem_record=record,
+            entry=encode_entry(version, seat, _move_json(move), payloads),
+            idem=idem,
+            joins=game.joins,
             match_over=new_state.phase == "match_over",
         )
         if result.outcome == "ok":
-            self._states.put(StoredGame(game.game_id, new_json, version, game.meta, game.config, None), new_state)
+            self._states.put(StoredGame(game.game_id, new_json, version, game.meta, game.config, game.joins), new_state)
             if self.open_games is not None and new_state.phase == "match_over":
                 self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
-            return response
+            return {
+                "version": version,
+                "events": [
+                    {**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)
+                ],
+                "view": self._view(game, new_state, version, seat, "seat"),
+            }
         if result.outcome == "dup":
-            return _replayed(result.record, move_hash)
+            try:
+                return await self._answer_of(game, seat, result.version, move)
+            except StoreUnavailable as exc:  # applied (by the first send): never say "not applied"
+                raise CommitOutcomeUnknown(f"the move's answer could not be read: {exc}") from exc
+        if result.outcome == "late":  # Redis ran the commit after its fence: nothing was written
+            raise StoreUnavailable("the commit reached Redis too late; nothing was written")
         self._states.forget(game.game_id)
         if result.outcome == "missing":
             raise GameNotFound("GAME_NOT_FOUND", f"no game {game.game_id}")
-        return None
+        return result.version
+
+    async def _answer_of(self, game: StoredGame, seat: int, version: int, move: engine.Move) -> dict[str, Any]:
+        """The answer that the move committed as ``version`` got, rebuilt from the log (byte for byte the same
+        once encoded), if it was ``move`` by ``seat``; else IDEMPOTENCY_KEY_REUSED."""
+        game_id = game.game_id
+        latest = await self.store.load(game_id)
+        if latest is None:
+            raise GameNotFound("GAME_NOT_FOUND", f"no game {game_id}")
+        if not is_current_config(latest.config):
+            raise _old_format(game_id)
+        at_version = latest.version == version
+        entries = await self.store.log_entries(game_id, version if at_version else 1, version)
+        if not entries or entries[-1].version != version:
+            raise RuntimeError(f"game {game_id}: no log entry for version {version}")
+        entry = entries[-1]
+        wanted = orjson.dumps(engine.move_to_dict(move), option=orjson.OPT_SORT_KEYS)
+        if entry.seat != seat or orjson.dumps(entry.move, option=orjson.OPT_SORT_KEYS) != wanted:
+            raise NotAllowedNow("IDEMPOTENCY_KEY_REUSED", "this request_id was already used for another move")
+        if at_version:
+            state = self._states.get(latest)
+        else:
+            state = initial_state(latest.config)
+            for e in entries:
+                state, _ = engine.apply(state, e.seat, engine.move_from_dict(e.move or {}))
+        return {
+            "version": version,
+            "events": [
+                {**engine.event_for(engine.Event.from_dict(e), seat), "version": version, "index": i}
+                for i, e in enumerate(entry.events, 1)
+            ],
+            "view": self._view(latest, state, version, seat, "seat", seats_at(latest.meta, version)),
+        }
 
     async def watch(
         self, game_id: str, token: str | None, after_version: int | None, after_index: int | None = None
@@ -459,16 +524,13 @@ class Referee:
                 raise Unauthenticated("MISSING_TOKEN", "before the match is over a replay needs a token")
             self.authorize(game, token)
             raise PermissionDenied("MATCH_NOT_OVER", "the replay is available once the match is over")
-        start = await self.store.start_view(game_id)
-        if start is None:
-            raise GameNotFound("GAME_NOT_FOUND", f"no game {game_id}")
         limit = max_events or REPLAY_PAGE
         fetch = limit + REPLAY_SLACK
         after = (after_version, MAX_SEQ) if after_version is not None else (-1, 0)
         events = await self.store.events_since(game_id, after, count=fetch)
         page, more = _whole_versions(events, limit, fetched_all=len(events) < fetch)
-        initial = {**json.loads(start), "game_id": game_id, "version": 0, "role": "referee"}
-        initial["seats"] = public_seats(game.meta)
+        initial = {**engine.view(initial_state(game.config), engine.REFEREE), "game_id": game_id, "version": 0,
+                   "role": "referee", "seats": public_seats(game.meta)}  # fmt: skip
         return {
             "settings": self._settings(game, state, reveal=True),
             "initial": initial,
@@ -524,22 +586,32 @@ def _move_dict(move: engine.Move) -> dict[str, Any]:
     return d
 
 
-def _move_hash(move: engine.Move) -> str:
-    """What an idempotency record remembers of its move."""
-    return hashlib.sha256(json.dumps(engine.move_to_dict(move), sort_keys=True).encode()).hexdigest()
+_MOVE_JSON: dict[engine.Move, bytes] = {}
+
+
+def _move_json(move: engine.Move) -> bytes:
+    """``engine.move_to_dict(move)`` as JSON (what the log keeps of a move), made once per distinct move."""
+    text = _MOVE_JSON.get(move)
+    if text is None:
+        if len(_MOVE_JSON) >= 65536:
+            _MOVE_JSON.clear()
+        text = _MOVE_JSON[move] = orjson.dumps(engine.move_to_dict(move))
+    return text
+
+
+def _idem_key(token: str, request_id: str) -> bytes:
+    """The idempotency key of ``request_id`` sent with ``token``: 16 bytes of a hash of both (a record never says
+    which token or request_id it is for)."""
+    return hashlib.sha256(b"%s\0%s" % (token.encode(), request_id.encode())).digest()[:IDEM_KEY]
+
+
+def _old_format(game_id: str) -> NotAllowedNow:
+    return NotAllowedNow("STORED_BY_EARLIER_VERSION", f"game {game_id} was stored by an earlier version of the referee")
 
 
 def _check_version(version: int, expected: int | None) -> None:
     if expected is not None and expected != version:
         raise StaleVersion("VERSION_MISMATCH", f"the game is at version {version}, not {expected}")
-
-
-def _replayed(record: bytes, move_hash: str) -> dict[str, Any]:
-    """The stored response of an idempotency key, if it was recorded for the same move."""
-    if record[:64].decode() != move_hash:
-        raise NotAllowedNow("IDEMPOTENCY_KEY_REUSED", "this request_id was already used for another move")
-    response: dict[str, Any] = json.loads(record[64:])
-    return response
 
 
 def _whole_versions(events: list[StoredEvent], limit: int, *, fetched_all: bool) -> tuple[list[StoredEvent], bool]:

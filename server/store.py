@@ -2,23 +2,33 @@
 
 Every key of one game shares the Cluster hash tag of its id, so one Lua script can touch them all:
 
-- ``game:{<id>}`` (hash): ``config`` (engine JSON of what never changes in a match: rules, seed, preset deals),
-  ``state`` (engine JSON of the rest: written by every move), ``version`` (moves committed so far), ``meta``
-  (JSON: profile, spectators allowed, each seat's label, display name and token hash ("" while open), the
-  spectator token hash), ``start`` (the referee's view at creation), ``commit`` (id of the last commit),
-  ``idem:<token hash prefix>:<request_id>`` (idempotency records).
-- ``game:{<id>}:events`` (stream): every event with every card (engine ``Event.to_dict`` JSON), entry id
-  ``<version>-<index>``, so that "everything after version v" is the range after ``v-<max>``.
+- ``game:{<id>}`` (hash): ``config`` (compact JSON of what never changes in a match: the rules as they differ
+  from a fixed base, the seed, preset deals; server.cache.config_json), ``state`` (engine JSON of the rest:
+  written by every move), ``version`` (moves committed so far), ``meta`` (JSON: profile, spectators allowed,
+  each seat's label, display name and token hash ("" while open; with the version it was joined at), the
+  spectator token hash), ``commit`` (id of the last commit), ``joins`` (seats joined so far).
+- ``game:{<id>}:log`` (list): element v is what happened at version v (the deal is version 0): the mover, the
+  move and every event with every card, compact (server/gamelog.py).
+- ``game:{<id>}:idem`` (string): the idempotency records, 20 bytes each (a 16-byte hash of the seat's token and
+  the request_id, then the version that move committed), with an expiry of their own (a day by default). The
+  answer itself is not stored: it is rebuilt from the log.
 
 Writes go through the Lua scripts in ``server/lua/`` (each file documents its KEYS and ARGV). Redis being
 unreachable surfaces as ``StoreUnavailable``; any other Redis error is a bug and propagates.
+
+The commit is fenced: it carries the time (in Redis's clock) after which the referee no longer waits for its
+answer, and the script writes nothing when Redis runs it later (a Redis that was paused). So a commit whose
+answer did not come is settled by reading the game once the fence has passed: applied or not, it cannot change
+any more; ``CommitOutcomeUnknown`` when even that read gets no answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+import json
+import time
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
@@ -30,11 +40,16 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
 from server import deadlines
-from server.hotpath import HotPath
+from server.gamelog import LogEntry, decode_entry, event_payload
+from server.hotpath import HotPath, NotSent
 
 MAX_SEATS = 6
 MAX_TTL_S = 3650 * 24 * 3600  # 10 years
-MAX_SEQ = 2**64 - 1  # largest sequence part of a stream id: "<v>-MAX_SEQ" is the last id of version v
+MAX_SEQ = 2**64 - 1  # largest index within a version: (v, MAX_SEQ) is the position after all of version v
+MAX_LOG_INDEX = 2**62  # beyond any game's version (and within what LRANGE takes)
+IDEM_RECORD = 20  # bytes of one idempotency record: a 16-byte key, then the version (4 bytes, big endian)
+IDEM_KEY = 16
+SETTLE_READ_S = 1.0  # the most a lost commit's check read waits
 #: How long one storage operation may take before Redis counts as unresponsive (``serve --storage-timeout``).
 STORAGE_TIMEOUT_S = 1.0
 
@@ -44,7 +59,13 @@ _UNAVAILABLE_REPLIES = ("LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRY
 
 
 class StoreUnavailable(Exception):
-    """Redis cannot be reached (or cannot serve right now): the request may be retried later."""
+    """Redis cannot be reached (or cannot serve right now): the request may be retried later. For a commit: it
+    was not applied, and will not be."""
+
+
+class CommitOutcomeUnknown(StoreUnavailable):
+    """A commit was sent but neither its answer nor a later check came: it may or may not have been applied
+    (never after this: its fence has passed). Resend the request with the same request_id to learn which."""
 
 
 def game_key(game_id: str) -> str:
@@ -52,9 +73,19 @@ def game_key(game_id: str) -> str:
     return f"game:{{{game_id}}}"
 
 
-def events_key(game_id: str) -> str:
-    """The game's event stream key."""
-    return f"game:{{{game_id}}}:events"
+def log_key(game_id: str) -> str:
+    """The game log key (a list: one entry per version)."""
+    return f"game:{{{game_id}}}:log"
+
+
+def idem_key(game_id: str) -> str:
+    """The key of the game's idempotency records."""
+    return f"game:{{{game_id}}}:idem"
+
+
+def game_keys(game_id: str) -> list[str]:
+    """Every key of one game."""
+    return [game_key(game_id), log_key(game_id), idem_key(game_id)]
 
 
 def connect(url: str, *, cluster: bool = False) -> RedisClient:
@@ -103,23 +134,23 @@ class StoredGame:
     state_json: bytes  # the progress part of the state (server.cache.progress_json)
     version: int
     meta: bytes
-    config: bytes  # the configuration part (server.cache.config_json); b"" if the hash has none
-    idem_record: bytes | None
+    config: bytes  # the configuration part (server.cache.config_json)
+    joins: int = 0  # seats joined since the creation
 
 
 @dataclass(frozen=True, slots=True)
 class CommitResult:
-    """What ``GameStore.commit`` found: ``ok`` (version = the new version), ``dup`` (record = the stored
-    idempotency record), ``conflict`` (version = the game's actual version) or ``missing``."""
+    """What ``GameStore.commit`` found: ``ok`` (version = the new version), ``dup`` (version = the version the
+    idempotency key committed), ``conflict`` (version = the game's actual version), ``missing``, or ``late``
+    (Redis ran the script after its fence: nothing written)."""
 
-    outcome: Literal["ok", "dup", "conflict", "missing"]
+    outcome: Literal["ok", "dup", "conflict", "missing", "late"]
     version: int = 0
-    record: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
 class StoredEvent:
-    """One stream entry: its version, index within the version, and the engine event JSON."""
+    """One event of the log: its version, index within the version (from 1), and the engine event JSON."""
 
     version: int
     index: int
@@ -130,15 +161,7 @@ def _script(name: str) -> str:
     return resources.files("server").joinpath("lua", name).read_text(encoding="utf-8")
 
 
-_LOAD_FIELDS = ("state", "version", "meta", "config")
-
-# The config field of a game stored before it had one (never creates a game hash that has expired meanwhile).
-_SET_CONFIG = """
-if redis.call("EXISTS", KEYS[1]) == 1 then
-  return redis.call("HSETNX", KEYS[1], "config", ARGV[1])
-end
-return 0
-"""
+_LOAD_FIELDS = ("state", "version", "meta", "config", "joins")
 
 
 class GameStore:
@@ -150,29 +173,34 @@ class GameStore:
         *,
         finished_ttl_s: int = 7 * 24 * 3600,
         idle_ttl_s: int = 30 * 24 * 3600,
+        idem_ttl_s: int = 24 * 3600,
         op_timeout_s: float = STORAGE_TIMEOUT_S,
         unplayed_ttl_s: int = 3600,
     ) -> None:
         """``finished_ttl_s``: how long a finished game is kept; ``idle_ttl_s``: how long an unfinished game is kept
         after its last move; ``unplayed_ttl_s``: how long a new game is kept if no move comes (the first move gives
-        it the idle time); 0 for ever. At most 10 years (Redis refuses much larger expiries).
+        it the idle time); ``idem_ttl_s``: how long a game's idempotency records are kept after its last move with
+        a request_id (0: as long as the game); 0 for ever. At most 10 years (Redis refuses much larger expiries).
         ``op_timeout_s``: the storage timeout, the longest any operation waits for Redis (less when the caller's
         deadline comes first: ``server.deadlines``)."""
         if not 0 < op_timeout_s <= 3600:
             raise ValueError(f"the storage timeout is more than 0 and at most 3600 seconds, not {op_timeout_s}")
-        for ttl in (finished_ttl_s, idle_ttl_s, unplayed_ttl_s):
+        for ttl in (finished_ttl_s, idle_ttl_s, unplayed_ttl_s, idem_ttl_s):
             if not 0 <= ttl <= MAX_TTL_S:
                 raise ValueError(f"a time to keep games is 0..{MAX_TTL_S} seconds, not {ttl}")
         self.client = client
         self.finished_ttl_s = finished_ttl_s
         self.idle_ttl_s = idle_ttl_s
         self.unplayed_ttl_s = unplayed_ttl_s
+        self.idem_ttl_s = idem_ttl_s
         self.op_timeout_s = op_timeout_s
         self._create = client.register_script(_script("create_game.lua"))
         self._commit = client.register_script(_script("commit_move.lua"))
         self._hot = _hot_path(client)
         self._join = client.register_script(_script("join_seat.lua"))
-        self._set_config = client.register_script(_SET_CONFIG)
+        # Redis's clock minus ours (seconds), and how far off that may be: measured by ping() and the first commit
+        self._clock_offset: float | None = None
+        self._clock_error = 0.0
 
     def _op(self, extra_s: float = 0.0) -> contextlib.AbstractAsyncContextManager[None]:
         # the storage timeout, or less if the caller's deadline comes first (DeadlineTooShort: nothing is started)
@@ -185,40 +213,44 @@ class GameStore:
         await self.client.aclose()
 
     async def ping(self, timeout_s: float | None = None) -> None:
-        """Raise StoreUnavailable unless Redis answers (within ``timeout_s``, by default the storage timeout)."""
+        """Raise StoreUnavailable unless Redis answers (within ``timeout_s``, by default the storage timeout); it
+        reads Redis's clock, so the commit fence's offset is measured again."""
         async with _redis_errors(timeout_s or self.op_timeout_s):
-            await self.client.ping()
+            await self._measure_clock()
 
-    async def create(
-        self, game_id: str, fields: Mapping[str, str | bytes], events: Sequence[str], *, ttl_s: int | None = None
-    ) -> bool:
-        """Store a new game (hash fields plus version-0 events), to expire after ``ttl_s`` (default: the unplayed
-        time) unless a move comes; False if the id is already taken."""
+    async def _measure_clock(self) -> None:
+        before = time.time()
+        seconds, micros = await self.client.time()
+        after = time.time()
+        self._clock_offset = seconds + micros / 1e6 - (before + after) / 2
+        self._clock_error = (after - before) / 2
+
+    async def create(self, game_id: str, fields: Mapping[str, str | bytes], deal_entry: bytes, *,
+                     ttl_s: int | None = None) -> bool:  # fmt: skip
+        """Store a new game (hash fields plus the log's version-0 entry), to expire after ``ttl_s`` (default: the
+        unplayed time) unless a move comes; False if the id is already taken."""
         args: list[str | bytes] = [str(self.unplayed_ttl_s if ttl_s is None else ttl_s), str(len(fields))]
         for name, value in fields.items():
             args += [name, value]
-        args += events
+        args.append(deal_entry)
         async with self._op():
-            created = await self._create(keys=[game_key(game_id), events_key(game_id)], args=args)
+            created = await self._create(keys=game_keys(game_id), args=args)
         return bool(created)
 
-    async def load(self, game_id: str, idem_field: str | None = None) -> StoredGame | None:
-        """State, version, meta, config and (optionally) one idempotency record, in one HMGET; None if no game."""
-        fields = (*_LOAD_FIELDS, idem_field) if idem_field else _LOAD_FIELDS
+    async def load(self, game_id: str) -> StoredGame | None:
+        """State, version, meta, config and joins, in one HMGET; None if no game."""
         key = game_key(game_id)
         values: Any
         if self._hot is not None:
-            values = await self._hot_call("HMGET", key, *fields)
+            values = await self._hot_call("HMGET", key, *_LOAD_FIELDS)
         else:
             async with self._op():
-                values = await self.client.hmget(key, fields)
+                values = await self.client.hmget(key, _LOAD_FIELDS)
         state, version, meta = values[0], values[1], values[2]
         if state is None or version is None or meta is None:
             return None
-        idem = values[4] if idem_field else None
-        config = values[3] or b""
-        return StoredGame(game_id=game_id, state_json=state, version=int(version), meta=meta, config=config,
-                          idem_record=idem)  # fmt: skip
+        return StoredGame(game_id=game_id, state_json=state, version=int(version), meta=meta,
+                          config=values[3] or b"", joins=int(values[4] or 0))  # fmt: skip
 
     async def commit(
         self,
@@ -227,32 +259,72 @@ class GameStore:
         base_version: int,
         state_json: str | bytes,
         commit_id: str,
-        events: Sequence[str | bytes],
-        idem_field: str = "",
-        idem_record: bytes = b"",
+        entry: bytes,
+        idem: bytes = b"",
+        joins: int = 0,
         match_over: bool = False,
+        timeout_s: float | None = None,
     ) -> CommitResult:
-        """Run commit_move.lua: version check, state, events, idempotency record, expiry (the finished-game time
-        when ``match_over``, else the idle time again), all or nothing."""
+        """Run commit_move.lua: version check, state, log entry, idempotency record (``idem``: its 16-byte key, or
+        b"" for none), expiry (the finished-game time when ``match_over``, else the idle time again), all or
+        nothing, and fenced: Redis writes nothing once ``timeout_s`` (default: the storage timeout, or the time left
+        before the caller's deadline if that is shorter: ``server.deadlines``) has passed.
+
+        Raises StoreUnavailable when the move was not applied (and will not be), CommitOutcomeUnknown when that
+        cannot be known (Redis answers neither the commit nor a check read after the fence)."""
+        if timeout_s is None:
+            timeout_s = deadlines.budget(self.op_timeout_s)
+            if timeout_s < self.op_timeout_s:  # the caller's deadline comes first: keep a quarter for the check read
+                timeout_s *= 0.75
+        if self._clock_offset is None:
+            async with _redis_errors(timeout_s):  # not sent yet: a failure here is plainly "not applied"
+                await self._measure_clock()
+        assert self._clock_offset is not None
+        fence = time.time() + timeout_s  # our clock: we wait for the answer until then
+        fence_ms = int((fence + self._clock_offset) * 1000)
         ttl = self.finished_ttl_s if match_over else self.idle_ttl_s
-        args: list[str | bytes | int] = [base_version, state_json, commit_id, idem_field, idem_record, ttl, *events]
-        keys = [game_key(game_id), events_key(game_id)]
-        if self._hot is not None:
-            outcome, value = await self._hot_commit(keys, args)
-        else:
-            async with self._op():
-                outcome, value = await self._commit(keys=keys, args=args)
+        args: list[str | bytes | int] = [
+            base_version, state_json, commit_id, fence_ms, idem, ttl, self.idem_ttl_s, joins, entry
+        ]  # fmt: skip
+        keys = game_keys(game_id)
+        try:
+            if self._hot is not None:
+                outcome, value = await self._hot_commit(keys, args, timeout_s)
+            else:
+                async with _redis_errors(timeout_s):
+                    outcome, value = await self._commit(keys=keys, args=args)
+        except StoreUnavailable as exc:
+            if isinstance(exc.__cause__, NotSent):
+                raise  # never written: not applied
+            return await self._settle(game_id, base_version, commit_id, fence, exc)
         kind = outcome.decode()
-        if kind == "dup":
-            return CommitResult("dup", record=value)
-        if kind in ("ok", "conflict", "missing"):
+        if kind in ("ok", "dup", "conflict", "missing", "late"):
             return CommitResult(kind, version=int(value))
         raise RuntimeError(f"commit_move.lua returned {outcome!r}")
 
-    async def _hot_commit(self, keys: list[str], args: list[str | bytes | int]) -> Any:
+    async def _settle(
+        self, game_id: str, base_version: int, commit_id: str, fence: float, cause: StoreUnavailable
+    ) -> CommitResult:
+        """The outcome of a commit whose answer did not come: read once its fence has passed in Redis's clock."""
+        await asyncio.sleep(max(0.0, fence + self._clock_error + 0.01 - time.time()))
+        try:
+            left = deadlines.remaining()
+            read_s = min(SETTLE_READ_S, self.op_timeout_s, max(left, deadlines.MIN_BUDGET_S) if left else SETTLE_READ_S)
+            async with _redis_errors(read_s):
+                version, last_commit = await self.client.hmget(game_key(game_id), ["version", "commit"])
+        except StoreUnavailable as exc:
+            raise CommitOutcomeUnknown(f"the commit's outcome is unknown: {cause}") from exc
+        if version is not None and int(version) == base_version + 1 and last_commit == commit_id.encode():
+            return CommitResult("ok", version=base_version + 1)
+        if version is None or int(version) <= base_version + 1:
+            raise cause  # the game is where the commit found it (or another commit made that version): not applied
+        raise CommitOutcomeUnknown(f"the commit's outcome is unknown (the game moved on): {cause}")
+
+    async def _hot_commit(self, keys: list[str], args: list[str | bytes | int], wait_s: float) -> Any:
+        """EVALSHA of commit_move.lua on the hot path: Redis counts as hung after the storage timeout (the
+        connection is cut), this caller waits ``wait_s`` (its fence) at most."""
         assert self._hot is not None
         timeout_s = self.op_timeout_s
-        wait_s = deadlines.budget(timeout_s)  # the caller's deadline, if sooner
         try:
             try:
                 return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args,
@@ -260,7 +332,7 @@ class GameStore:
             except rexc.NoScriptError:  # a Redis restarted without its script cache
                 await self._hot.call(timeout_s, "SCRIPT", "LOAD", _script("commit_move.lua"), wait_s=wait_s)
                 return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args,
-                                            wait_s=deadlines.budget(timeout_s))  # fmt: skip
+                                            wait_s=wait_s)  # fmt: skip
         except (TimeoutError, rexc.ConnectionError, OSError, rexc.ResponseError) as exc:
             unavailable = _unavailable(exc, wait_s)
             if unavailable is None:
@@ -278,52 +350,90 @@ class GameStore:
                 raise
             raise unavailable from exc
 
-    async def set_config(self, game_id: str, config: bytes) -> None:
-        """Give an existing game its ``config`` field, unless it has one (a game stored before that field)."""
-        async with self._op():
-            await self._set_config(keys=[game_key(game_id)], args=[config])
-
     async def join(self, game_id: str, *, seat: int, token_hash: str, name: str) -> int:
-        """Run join_seat.lua: the seat taken, -1 when none is open (or the seat wanted is taken), -2 no game."""
+        """Run join_seat.lua: the seat taken, -1 when none is open (or the seat wanted is taken), -2 no game.
+        Fenced as a commit is: StoreUnavailable means not taken (and never will be by this call),
+        CommitOutcomeUnknown that it cannot be known."""
+        timeout_s = self.op_timeout_s
+        if self._clock_offset is None:
+            async with _redis_errors(timeout_s):
+                await self._measure_clock()
+        assert self._clock_offset is not None
+        fence = time.time() + timeout_s
+        fence_ms = int((fence + self._clock_offset) * 1000)
+        try:
+            async with _redis_errors(timeout_s):
+                taken = int(await self._join(keys=[game_key(game_id)], args=[seat, token_hash, name, fence_ms]))
+        except StoreUnavailable as exc:
+            return await self._settle_join(game_id, token_hash, fence, exc)
+        if taken == -3:
+            raise StoreUnavailable("the join reached Redis too late; nothing was written")
+        return taken
+
+    async def _settle_join(self, game_id: str, token_hash: str, fence: float, cause: StoreUnavailable) -> int:
+        """The outcome of a join whose answer did not come: read once its fence has passed in Redis's clock."""
+        await asyncio.sleep(max(0.0, fence + self._clock_error + 0.01 - time.time()))
+        try:
+            async with _redis_errors(min(SETTLE_READ_S, self.op_timeout_s)):
+                meta: Any = await self.client.hget(game_key(game_id), "meta")
+        except StoreUnavailable as exc:
+            raise CommitOutcomeUnknown(f"the join's outcome is unknown: {cause}") from exc
+        if meta is not None:
+            for number, seat in enumerate(json.loads(meta)["seats"]):
+                if seat.get("auth") == token_hash:
+                    return number
+        raise cause
+
+    async def idem_version(self, game_id: str, key: bytes) -> int | None:
+        """The version committed by the move of idempotency key ``key``, None if it has no (live) record."""
         async with self._op():
-            taken = await self._join(keys=[game_key(game_id)], args=[seat, token_hash, name])
-        return int(taken)
+            records: Any = await self.client.get(idem_key(game_id))
+        return find_idem(records or b"", key)
+
+    async def log_entries(self, game_id: str, first: int, last: int = -1) -> list[LogEntry]:
+        """The log entries of versions ``first`` to ``last`` (-1: the newest), decoded."""
+        if first > MAX_LOG_INDEX:
+            return []
+        async with self._op():
+            raw: Any = await self.client.lrange(log_key(game_id), first, min(last, MAX_LOG_INDEX))
+        return [_decoded(r) for r in raw]
 
     async def events_since(self, game_id: str, after: tuple[int, int], count: int | None = None) -> list[StoredEvent]:
-        """Events after stream position ``after`` = (version, index), oldest first (at most ``count``)."""
-        start = f"({after[0]}-{after[1]}" if after >= (0, 0) else "-"
-        async with self._op():
-            entries: Any = await self.client.xrange(events_key(game_id), min=start, max="+", count=count)
-        return [_stored_event(entry_id, fields) for entry_id, fields in entries]
+        """Events after log position ``after`` = (version, index), oldest first (at most ``count``)."""
+        first = max(after[0], 0)
+        # every version has at least one event: count + 1 versions hold ``count`` events after ``after``
+        entries = await self.log_entries(game_id, first, -1 if count is None else first + count)
+        events: list[StoredEvent] = []
+        for entry in entries:
+            for index, event in enumerate(entry.events, 1):
+                if (entry.version, index) > after:
+                    events.append(StoredEvent(entry.version, index, event_payload(event)))
+        return events if count is None else events[:count]
 
     async def events_after(self, game_id: str, version: int, count: int | None = None) -> list[StoredEvent]:
         """Events with a version greater than ``version``, oldest first (at most ``count``)."""
         return await self.events_since(game_id, (version, MAX_SEQ), count)
 
     async def wait_events(self, game_id: str, after: tuple[int, int], block_ms: int) -> list[StoredEvent]:
-        """Events after stream position ``after`` = (version, index), waiting up to ``block_ms`` for one."""
-        async with self._op(block_ms / 1000):
-            reply: Any = await self.client.xread({events_key(game_id): f"{after[0]}-{after[1]}"}, block=block_ms)
-        if not reply:
-            return []
-        # RESP2 gives [[key, entries]], RESP3 {key: [entries]}
-        entries = next(iter(reply.values()))[0] if isinstance(reply, dict) else reply[0][1]
-        return [_stored_event(entry_id, fields) for entry_id, fields in entries]
+        """Events after log position ``after`` = (version, index), waiting up to ``block_ms`` for one (by polling
+        the log every 50 ms: a stopgap until the watch fan-out wakes on the commit's PUBLISH)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + block_ms / 1000
+        while True:
+            events = await self.events_since(game_id, after)
+            left = deadline - loop.time()
+            if events or left <= 0:
+                return events
+            await asyncio.sleep(min(0.05, left))
 
     async def last_position(self, game_id: str) -> tuple[int, int]:
-        """Stream position of the game's newest event, (0, 0) when there is none."""
+        """Log position of the game's newest event, (0, 0) when there is none."""
         async with self._op():
-            entries: Any = await self.client.xrevrange(events_key(game_id), count=1)
-        if not entries:
+            raw: Any = await self.client.lindex(log_key(game_id), -1)
+        if raw is None:
             return (0, 0)
-        event = _stored_event(entries[0][0], entries[0][1])
-        return (event.version, event.index)
-
-    async def start_view(self, game_id: str) -> bytes | None:
-        """The referee's view of the game at creation (JSON), None if no game."""
-        async with self._op():
-            start: Any = await self.client.hget(game_key(game_id), "start")
-        return None if start is None else bytes(start)
+        entry = _decoded(raw)
+        return (entry.version, len(entry.events))
 
     async def exists(self, game_id: str) -> bool:
         """Whether the game hash exists."""
@@ -336,6 +446,23 @@ class GameStore:
             return int(await self.client.ttl(game_key(game_id)))
 
 
+def find_idem(records: bytes, key: bytes) -> int | None:
+    """The version recorded for ``key`` in a game's idempotency records, None if none."""
+    at = records.find(key)
+    while at >= 0:
+        if at % IDEM_RECORD == 0:
+            return int.from_bytes(records[at + IDEM_KEY : at + IDEM_RECORD], "big")
+        at = records.find(key, at + 1)
+    return None
+
+
+def _decoded(raw: bytes) -> LogEntry:
+    try:
+        return decode_entry(raw)
+    except ValueError as exc:  # a stored entry that does not decode is a bug (or foreign data), not the caller's
+        raise RuntimeError(str(exc)) from exc
+
+
 def _hot_path(client: RedisClient) -> HotPath | None:
     """The pipelined path of the two hot commands, for a standalone Redis it can connect to by itself."""
     if not isinstance(client, aioredis.Redis):
@@ -345,8 +472,3 @@ def _hot_path(client: RedisClient) -> HotPath | None:
         return None
     kwargs = pool.connection_kwargs
     return HotPath(kwargs, connect_timeout_s=kwargs.get("socket_connect_timeout") or 2.0)
-
-
-def _stored_event(entry_id: bytes, fields: Mapping[bytes, Any]) -> StoredEvent:
-    version, _, index = entry_id.decode().partition("-")
-    return StoredEvent(version=int(version), index=int(index), payload=bytes(fields[b"e"]))

@@ -41,8 +41,10 @@ class ServerThread:
 
     def __init__(self, redis_url: str, *, organizer_token: str | None = ORGANIZER, finished_ttl_s: int = 3600,
                  max_attempts: int = 8, limits: Limits = TEST_LIMITS, max_open_games: int = 100_000,
-                 unplayed_ttl_s: int = 3600, also_ipv6: bool = False) -> None:  # fmt: skip
+                 unplayed_ttl_s: int = 3600, also_ipv6: bool = False,
+                 store_options: dict[str, Any] | None = None) -> None:  # fmt: skip
         self.redis_url = redis_url
+        self._store_options = store_options or {}
         self._kwargs = {"organizer_token": organizer_token, "max_attempts": max_attempts,
                         "max_open_games": max_open_games}  # fmt: skip
         self._ttl = finished_ttl_s
@@ -81,8 +83,9 @@ class ServerThread:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         # 5 s, not serve's 1 s: the suite's Redis fsyncs every write on a shared machine (fault tests use serve)
-        store = GameStore(connect(self.redis_url), finished_ttl_s=self._ttl, unplayed_ttl_s=self._unplayed_ttl,
-                          op_timeout_s=TEST_STORAGE_TIMEOUT_S)
+        options: dict[str, Any] = {"unplayed_ttl_s": self._unplayed_ttl, "op_timeout_s": TEST_STORAGE_TIMEOUT_S,
+                                   **self._store_options}  # fmt: skip
+        store = GameStore(connect(self.redis_url), finished_ttl_s=self._ttl, **options)
         self.referee = Referee(store, **self._kwargs)  # type: ignore[arg-type]
         health = HealthServicer()
         server, self.port = create_server("127.0.0.1:0", self.referee, health_servicer=health, limits=self.limits)

@@ -133,7 +133,7 @@ def test_serve_starts_its_own_redis_and_stops_it(serve: Serve, data_dir: Path) -
         assert again.stop()[0] == 0
 
 
-@pytest.mark.parametrize("option", ["--idle-ttl", "--finished-ttl"])
+@pytest.mark.parametrize("option", ["--idle-ttl", "--finished-ttl", "--idem-ttl"])
 @pytest.mark.parametrize(("value", "message"), [("-5", "cannot be negative"), ("10000000000000000", "at most")])
 def test_an_impossible_time_to_keep_games_is_refused(option: str, value: str, message: str) -> None:
     """A negative EXPIRE would delete every game at its next move, and Redis refuses a huge one only after the

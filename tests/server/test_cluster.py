@@ -12,6 +12,7 @@ import redis
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess, find_redis_server, start_redis
+from server.store import game_keys
 from tests.server.refkit import GIN_KNOCK_DEAL, GIN_KNOCK_MOVES, ORGANIZER, Client, ServerThread, md, move_from_text
 
 pytestmark = pytest.mark.skipif(find_redis_server() is None, reason="no redis-server binary")
@@ -46,7 +47,14 @@ def test_a_match_on_a_redis_cluster(cluster_node: RedisProcess) -> None:
         watch = client.stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id), metadata=md(game.tokens[0]))
         assert next(watch).snapshot.version == 0
         for n, (seat, text) in enumerate(GIN_KNOCK_MOVES, 1):
-            assert client.move(game, game.tokens[seat], move_from_text(text), expected_version=n - 1).version == n
+            moved = client.move(
+                game, game.tokens[seat], move_from_text(text), expected_version=n - 1, request_id=f"r{n}"
+            )
+            assert moved.version == n
+            again = client.move(
+                game, game.tokens[seat], move_from_text(text), expected_version=n - 1, request_id=f"r{n}"
+            )
+            assert again == moved  # the resend's answer, rebuilt from the log, through the cluster client
         streamed = [m.event.kind for m in watch]  # ends with the match
         assert streamed[-1] == "match_ended" and "knocked" in streamed
         view = client.view(game, game.tokens[1])
@@ -54,7 +62,7 @@ def test_a_match_on_a_redis_cluster(cluster_node: RedisProcess) -> None:
         replayed = [e.kind for page in client.replay(game, None) for e in page.events]
         assert replayed == ["hand_started", "dealt", "dealt", *streamed]
         keys = redis.Redis.from_url(cluster_node.url).keys(f"game:{{{game.game_id}}}*")
-        assert sorted(keys) == sorted([f"game:{{{game.game_id}}}".encode(), f"game:{{{game.game_id}}}:events".encode()])
+        assert sorted(keys) == sorted(k.encode() for k in game_keys(game.game_id))  # one hash tag: one slot
     finally:
         client.close()
         server.stop()

@@ -11,6 +11,7 @@ import json
 import random
 from dataclasses import dataclass
 
+import grpc
 import pytest
 import redis
 from google.protobuf import json_format
@@ -31,6 +32,7 @@ from tests.server.refkit import (
     Game,
     bot_move,
     deal,
+    expect_error,
     move_from_text,
 )
 
@@ -185,25 +187,35 @@ def test_a_move_writes_the_progress_not_the_config(client: Client, redis_server:
     assert progress["phase"] == engine.PHASES[view.phase - 1] and not {"rules", "seed", "presets"} & set(progress)
 
 
-def test_a_game_stored_whole_by_an_earlier_version_plays_on(client: Client, redis_server: RedisProcess) -> None:
-    """Games stored before the config had a field of its own (the whole state in "state") load, get their config
-    field, and play on; their moves then store the progress only."""
+@pytest.mark.parametrize("layout", ["whole state", "config of the engine's format"])
+def test_a_game_stored_by_an_earlier_version_is_refused_and_left_unchanged(
+    client: Client, redis_server: RedisProcess, layout: str
+) -> None:
+    """Games stored by an earlier layout (the whole state in "state", or an engine-format config, an event stream
+    and a "start" field) are refused with a clear reason by every RPC, and nothing of them is written: the read
+    path never writes."""
     game = client.create("gin")
     stored = redis.Redis.from_url(redis_server.url)
     fields = stored.hgetall(game_key(game.game_id))
-    whole = {**json.loads(fields[b"config"]), **json.loads(fields[b"state"])}
     old_id = game.game_id + "old"  # a game this referee never saw, stored the earlier way
-    stored.hset(game_key(old_id), mapping={k: v for k, v in fields.items() if k != b"config"})
-    stored.hset(game_key(old_id), "state", json.dumps(whole, separators=(",", ":")))
-    for entry_id, entry in stored.xrange(f"game:{{{game.game_id}}}:events"):
-        stored.xadd(f"game:{{{old_id}}}:events", entry, id=entry_id)
+    engine_config = {"v": 1, "rules": engine.rules_from_profile("gin").to_dict(), "seed": "00" * 32, "presets": []}
+    old_fields = {k: v for k, v in fields.items() if k != b"config"}
+    if layout == "whole state":
+        old_fields[b"state"] = json.dumps({**engine_config, **json.loads(fields[b"state"])}).encode()
+    else:
+        old_fields[b"config"] = json.dumps(engine_config).encode()
+    old_fields[b"start"] = b"{}"
+    stored.hset(game_key(old_id), mapping=old_fields)
+    stored.xadd(f"game:{{{old_id}}}:events", {"e": "{}"}, id="0-1")
+    before = stored.hgetall(game_key(old_id))
     old = Game(old_id, game.tokens, game.spectator, game.created)
 
-    view = client.view(old, old.tokens[0])
-    assert json.loads(stored.hget(game_key(old_id), "config") or b"{}") == json.loads(fields[b"config"])
-    if view.viewer_seat != view.to_act:
-        view = client.view(old, old.tokens[view.to_act])
-    moved = client.move(old, old.tokens[view.to_act], bot_move(view, random.Random(2)))
-    assert moved.version == 1
-    progress = json.loads(stored.hget(game_key(old_id), "state") or b"{}")
-    assert not {"rules", "seed", "presets"} & set(progress)
+    with expect_error(grpc.StatusCode.FAILED_PRECONDITION, "STORED_BY_EARLIER_VERSION"):
+        client.view(old, old.tokens[0])
+    with expect_error(grpc.StatusCode.FAILED_PRECONDITION, "STORED_BY_EARLIER_VERSION"):
+        client.move(old, old.tokens[0], move_from_text("draw stock"), request_id="r")
+    assert stored.hgetall(game_key(old_id)) == before
+    assert sorted(stored.keys(f"game:{{{old_id}}}*")) == [
+        game_key(old_id).encode(),
+        f"game:{{{old_id}}}:events".encode(),
+    ]

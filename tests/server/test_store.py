@@ -8,12 +8,22 @@ import secrets
 import signal
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
+from server.gamelog import encode_entry
 from server.redis_launcher import RedisProcess
-from server.store import GameStore, StoreUnavailable, connect, events_key, game_key
+from server.store import (
+    CommitResult,
+    GameStore,
+    StoredEvent,
+    StoreUnavailable,
+    connect,
+    game_key,
+    idem_key,
+    log_key,
+)
 
 T = TypeVar("T")
 
@@ -42,18 +52,29 @@ META = {
 
 async def make_game(store: GameStore, game_id: str) -> None:
     fields = {"state": "s0", "version": "0", "meta": json.dumps(META)}
-    assert await store.create(game_id, fields, ['{"kind": "hand_started"}'])
+    assert await store.create(game_id, fields, encode_entry(0, -1, b"null", [b'{"kind":"hand_started"}']))
+
+
+async def commit(store: GameStore, game_id: str, *, base_version: int, events: list[str], **kw: Any) -> CommitResult:
+    """A commit whose log entry has ``events`` (each stored as a JSON string)."""
+    payloads = [json.dumps(e).encode() for e in events]
+    entry = encode_entry(base_version + 1, 0, b'{"kind":"draw_stock"}', payloads)
+    return await store.commit(game_id, base_version=base_version, entry=entry, **kw)
+
+
+def payloads(events: list[StoredEvent]) -> list[Any]:
+    return [json.loads(e.payload) for e in events]
 
 
 def test_create_refuses_an_existing_id(redis_server: RedisProcess) -> None:
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)
-        assert not await store.create(gid, {"state": "other", "version": "9", "meta": "{}"}, [])
+        assert not await store.create(gid, {"state": "other", "version": "9", "meta": "{}"}, b"x")
         game = await store.load(gid)
         assert game is not None
         assert (game.state_json, game.version, json.loads(game.meta)) == (b"s0", 0, META)
-        assert [e.payload for e in await store.events_after(gid, -1)] == [b'{"kind": "hand_started"}']
+        assert payloads(await store.events_after(gid, -1)) == [{"kind": "hand_started"}]
 
     run(redis_server, body)
 
@@ -66,22 +87,22 @@ def test_commit_writes_state_events_and_version(redis_server: RedisProcess) -> N
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)
-        result = await store.commit(gid, base_version=0, state_json="s1", commit_id="c1", events=["a", "b"])
+        result = await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a", "b"])
         assert (result.outcome, result.version) == ("ok", 1)
-        result = await store.commit(gid, base_version=1, state_json="s2", commit_id="c2", events=["c"])
+        result = await commit(store, gid, base_version=1, state_json="s2", commit_id="c2", events=["c"])
         assert (result.outcome, result.version) == ("ok", 2)
         game = await store.load(gid)
         assert game is not None and (game.state_json, game.version) == (b"s2", 2)
         after0 = await store.events_after(gid, 0)
-        assert [(e.version, e.index, e.payload) for e in after0] == [(1, 1, b"a"), (1, 2, b"b"), (2, 1, b"c")]
-        assert [e.payload for e in await store.events_after(gid, 1)] == [b"c"]
-        assert [e.payload for e in await store.events_since(gid, (-1, 0))] == [
-            b'{"kind": "hand_started"}',
-            b"a",
-            b"b",
-            b"c",
-        ]
-        assert [e.payload for e in await store.events_since(gid, (1, 1))] == [b"b", b"c"]
+        assert [(e.version, e.index, e.payload) for e in after0] == [(1, 1, b'"a"'), (1, 2, b'"b"'), (2, 1, b'"c"')]
+        assert payloads(await store.events_after(gid, 1)) == ["c"]
+        assert payloads(await store.events_since(gid, (-1, 0))) == [{"kind": "hand_started"}, "a", "b", "c"]
+        assert payloads(await store.events_since(gid, (1, 1))) == ["b", "c"]
+        assert payloads(await store.events_since(gid, (0, 0), count=2)) == [{"kind": "hand_started"}, "a"]
+        assert payloads(await store.events_since(gid, (2**64 - 1, 0))) == []
+        entries = await store.log_entries(gid, 0)
+        assert [(e.version, e.seat, e.move) for e in entries] == [(0, -1, None), (1, 0, {"kind": "draw_stock"}),
+                                                                 (2, 0, {"kind": "draw_stock"})]  # fmt: skip
         assert await store.last_position(gid) == (2, 1)
         assert await store.ttl(gid) == -1
 
@@ -92,15 +113,15 @@ def test_stale_base_version_conflicts_and_writes_nothing(redis_server: RedisProc
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)
-        await store.commit(gid, base_version=0, state_json="s1", commit_id="c1", events=["a"])
+        await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a"])
         before = await store.client.hgetall(game_key(gid))  # type: ignore[misc]
-        result = await store.commit(
-            gid, base_version=0, state_json="LOST", commit_id="c2", events=["x"],
-            idem_field="idem:0:r", idem_record=b"rec",
-        )  # fmt: skip
+        result = await commit(
+            store, gid, base_version=0, state_json="LOST", commit_id="c2", events=["x"], idem=b"r" * 16
+        )
         assert (result.outcome, result.version) == ("conflict", 1)
         assert await store.client.hgetall(game_key(gid)) == before  # type: ignore[misc]
-        assert await store.client.xlen(events_key(gid)) == 2  # type: ignore[misc]
+        assert await store.client.llen(log_key(gid)) == 2  # type: ignore[misc]
+        assert await store.client.exists(idem_key(gid)) == 0  # type: ignore[misc]
 
     run(redis_server, body)
 
@@ -109,42 +130,52 @@ def test_a_retried_commit_that_had_committed_is_recognised(redis_server: RedisPr
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)
-        first = await store.commit(gid, base_version=0, state_json="s1", commit_id="same", events=["a"])
-        again = await store.commit(gid, base_version=0, state_json="s1", commit_id="same", events=["a"])
+        first = await commit(store, gid, base_version=0, state_json="s1", commit_id="same", events=["a"])
+        again = await commit(store, gid, base_version=0, state_json="s1", commit_id="same", events=["a"])
         assert (first.outcome, first.version) == (again.outcome, again.version) == ("ok", 1)
         assert len(await store.events_after(gid, 0)) == 1
 
     run(redis_server, body)
 
 
-def test_idempotency_record_is_returned_before_the_version_check(redis_server: RedisProcess) -> None:
+def test_idempotency_record_is_found_before_the_version_check(redis_server: RedisProcess) -> None:
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)
-        await store.commit(
-            gid, base_version=0, state_json="s1", commit_id="c1", events=["a"],
-            idem_field="idem:0:req", idem_record=b"H" * 64 + b"response",
-        )  # fmt: skip
-        dup = await store.commit(
-            gid, base_version=0, state_json="s1b", commit_id="c2", events=["b"],
-            idem_field="idem:0:req", idem_record=b"other",
-        )  # fmt: skip
-        assert (dup.outcome, dup.record) == ("dup", b"H" * 64 + b"response")
-        game = await store.load(gid, idem_field="idem:0:req")
-        assert game is not None and game.version == 1 and game.idem_record == b"H" * 64 + b"response"
-        other_seat = await store.load(gid, idem_field="idem:1:req")
-        assert other_seat is not None and other_seat.idem_record is None
+        key, other = b"K" * 16, b"k" * 16
+        await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a"], idem=key)
+        await commit(store, gid, base_version=1, state_json="s2", commit_id="c2", events=["b"], idem=other)
+        dup = await commit(store, gid, base_version=0, state_json="s1b", commit_id="c3", events=["x"], idem=key)
+        assert (dup.outcome, dup.version) == ("dup", 1)
+        dup = await commit(store, gid, base_version=2, state_json="s3", commit_id="c4", events=["x"], idem=other)
+        assert (dup.outcome, dup.version) == ("dup", 2)
+        assert await store.idem_version(gid, key) == 1 and await store.idem_version(gid, other) == 2
+        assert await store.idem_version(gid, b"K" * 15 + b"k") is None
+        records = await store.client.get(idem_key(gid))  # type: ignore[misc]
+        assert records == key + b"\0\0\0\1" + other + b"\0\0\0\2"
+        game = await store.load(gid)
+        assert game is not None and (game.version, game.state_json) == (2, b"s2")
+        assert 0 < int(await store.client.ttl(idem_key(gid))) <= 24 * 3600  # type: ignore[misc]
 
     run(redis_server, body)
+
+
+def test_a_record_key_is_only_found_at_a_record_boundary() -> None:
+    from server.store import find_idem
+
+    records = b"A" * 8 + b"B" * 8 + b"\0\0\0\7" + b"B" * 8 + b"C" * 8 + b"\0\0\0\x09"
+    assert find_idem(records, b"B" * 8 + b"C" * 8) == 9
+    assert find_idem(records, b"A" * 8 + b"B" * 8) == 7
+    assert find_idem(records, b"B" * 16) is None
 
 
 def test_commit_on_a_missing_game_writes_nothing(redis_server: RedisProcess) -> None:
     async def body(store: GameStore) -> None:
         gid = new_id()
-        result = await store.commit(gid, base_version=0, state_json="s", commit_id="c", events=["a"])
+        result = await commit(store, gid, base_version=0, state_json="s", commit_id="c", events=["a"])
         assert result.outcome == "missing"
         assert not await store.exists(gid)
-        assert await store.client.exists(events_key(gid)) == 0  # type: ignore[misc]
+        assert await store.client.exists(log_key(gid), idem_key(gid)) == 0  # type: ignore[misc]
 
     run(redis_server, body)
 
@@ -153,9 +184,9 @@ def test_the_match_ending_commit_sets_the_expiry(redis_server: RedisProcess) -> 
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)
-        await store.commit(gid, base_version=0, state_json="end", commit_id="c", events=["a"], match_over=True)
+        await commit(store, gid, base_version=0, state_json="end", commit_id="c", events=["a"], match_over=True)
         assert 3500 < await store.ttl(gid) <= 3600
-        assert 3500 < await store.client.ttl(events_key(gid)) <= 3600  # type: ignore[misc]
+        assert 3500 < await store.client.ttl(log_key(gid)) <= 3600  # type: ignore[misc]
 
     run(redis_server, body, ttl=3600)
 
@@ -174,6 +205,8 @@ def test_join_gives_each_open_seat_once(redis_server: RedisProcess) -> None:
         meta = json.loads(game.meta)
         assert [s["auth"] for s in meta["seats"]] == ["h0"] + [f"t{taken.index(n)}" for n in (1, 2, 3)]
         assert [s["name"] for s in meta["seats"]] == ["Ann"] + [f"p{taken.index(n)}" for n in (1, 2, 3)]
+        assert [s.get("joined") for s in meta["seats"]] == [None, 0, 0, 0] and game.joins == 3
+        assert [s.get("was") for s in meta["seats"]] == [None, "", "", ""]
         assert meta["profile"] == "gin" and meta["spectators"] is False  # the rest of meta is kept as it was
 
     run(redis_server, body)
@@ -184,14 +217,14 @@ def test_concurrent_commits_on_one_version_apply_exactly_one(redis_server: Redis
         gid = new_id()
         await make_game(store, gid)
         results = await asyncio.gather(
-            *(store.commit(gid, base_version=0, state_json=f"s{i}", commit_id=f"c{i}", events=[str(i)])
+            *(commit(store, gid, base_version=0, state_json=f"s{i}", commit_id=f"c{i}", events=[str(i)])
               for i in range(16))
         )  # fmt: skip
         assert sorted(r.outcome for r in results) == ["conflict"] * 15 + ["ok"]
         winner = next(i for i, r in enumerate(results) if r.outcome == "ok")
         game = await store.load(gid)
         assert game is not None and game.state_json == f"s{winner}".encode()
-        assert [e.payload for e in await store.events_after(gid, 0)] == [str(winner).encode()]
+        assert payloads(await store.events_after(gid, 0)) == [str(winner)]
 
     run(redis_server, body)
 
@@ -202,7 +235,7 @@ def test_wait_events_returns_what_comes_after_a_position(redis_server: RedisProc
         await make_game(store, gid)
         waiter = asyncio.ensure_future(store.wait_events(gid, (0, 1), block_ms=5000))
         await asyncio.sleep(0.05)
-        await store.commit(gid, base_version=0, state_json="s1", commit_id="c", events=["a", "b"])
+        await commit(store, gid, base_version=0, state_json="s1", commit_id="c", events=["a", "b"])
         got = await waiter
         assert [(e.version, e.index) for e in got] == [(1, 1), (1, 2)]
         assert await store.wait_events(gid, (1, 2), block_ms=50) == []
@@ -217,7 +250,7 @@ def test_an_unreachable_redis_is_store_unavailable(private_redis: RedisProcess) 
         with pytest.raises(StoreUnavailable):
             await store.load(new_id())
         with pytest.raises(StoreUnavailable):
-            await store.commit(new_id(), base_version=0, state_json="s", commit_id="c", events=[])
+            await commit(store, new_id(), base_version=0, state_json="s", commit_id="c", events=[])
 
     run(private_redis, body)
 
@@ -227,7 +260,7 @@ def test_a_commit_after_the_script_cache_was_flushed_loads_the_script_again(redi
         gid = new_id()
         await make_game(store, gid)
         await store.client.script_flush()
-        result = await store.commit(gid, base_version=0, state_json="s1", commit_id="c", events=["a"])
+        result = await commit(store, gid, base_version=0, state_json="s1", commit_id="c", events=["a"])
         assert (result.outcome, result.version) == ("ok", 1)
 
     run(redis_server, body)
@@ -244,12 +277,12 @@ def test_a_hung_redis_is_unavailable_within_the_operation_timeout(private_redis:
             with pytest.raises(StoreUnavailable):
                 await store.load(gid)
             with pytest.raises(StoreUnavailable):
-                await store.commit(gid, base_version=0, state_json="s1", commit_id="c", events=["a"])
+                await commit(store, gid, base_version=0, state_json="s1", commit_id="c", events=["a"])
             assert time.monotonic() - started < 3
         finally:
             private_redis.process.send_signal(signal.SIGCONT)
         # the connections cut mid-command are gone: no late reply is read as the answer to another command
-        result = await store.commit(gid, base_version=0, state_json="s1", commit_id="c", events=["a"])
+        result = await commit(store, gid, base_version=0, state_json="s1", commit_id="c", events=["a"])
         assert result.outcome in ("ok", "conflict")  # the timed-out commit may have run once Redis went on
         game = await store.load(gid)
         assert game is not None and game.version == 1 and game.state_json == b"s1"
@@ -273,21 +306,21 @@ def test_a_game_nobody_moves_in_expires_after_the_idle_time(redis_server: RedisP
     an idle time of 0 keeps games for ever."""
 
     async def ttls(store: GameStore, gid: str) -> tuple[int, int]:
-        return await store.ttl(gid), int(await store.client.ttl(events_key(gid)))  # type: ignore[misc]
+        return await store.ttl(gid), int(await store.client.ttl(log_key(gid)))  # type: ignore[misc]
 
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)
         assert all(50 < t <= 60 for t in await ttls(store, gid))  # never played: the unplayed time
-        await store.commit(gid, base_version=0, state_json="s1", commit_id="c1", events=["a"])
+        await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a"])
         assert all(500 < t <= 600 for t in await ttls(store, gid))  # the move counted the idle time again
-        await store.commit(gid, base_version=1, state_json="end", commit_id="c2", events=["b"], match_over=True)
+        await commit(store, gid, base_version=1, state_json="end", commit_id="c2", events=["b"], match_over=True)
         assert all(3500 < t <= 3600 for t in await ttls(store, gid))
 
         kept = GameStore(store.client, finished_ttl_s=3600, idle_ttl_s=0)
         other = new_id()
         await make_game(kept, other)
-        await kept.commit(other, base_version=0, state_json="s1", commit_id="c1", events=["a"])
+        await commit(kept, other, base_version=0, state_json="s1", commit_id="c1", events=["a"])
         assert await ttls(kept, other) == (-1, -1)
 
     run(redis_server, body, ttl=3600, idle=600, unplayed=60)
@@ -297,3 +330,39 @@ def test_a_game_nobody_moves_in_expires_after_the_idle_time(redis_server: RedisP
 def test_impossible_times_to_keep_games_are_refused(redis_server: RedisProcess, ttl: dict[str, int]) -> None:
     with pytest.raises(ValueError, match="time to keep games"):
         GameStore(connect(redis_server.url), **ttl)
+
+
+def test_the_idempotency_records_have_an_expiry_of_their_own(redis_server: RedisProcess) -> None:
+    """A day by default (counted from the last move with a request_id), whatever the game's; 0: the game's."""
+
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a"], idem=b"A" * 16)
+        assert 24 * 3600 - 60 < int(await store.client.ttl(idem_key(gid))) <= 24 * 3600  # type: ignore[misc]
+        assert await store.ttl(gid) > 29 * 24 * 3600  # the game: the idle time
+        same = GameStore(store.client, finished_ttl_s=3600, idle_ttl_s=600, idem_ttl_s=0)
+        await commit(same, gid, base_version=1, state_json="s2", commit_id="c2", events=["b"], idem=b"B" * 16)
+        assert 500 < int(await store.client.ttl(idem_key(gid))) <= 600  # type: ignore[misc]
+        await commit(same, gid, base_version=2, state_json="s3", commit_id="c3", events=["c"])  # no request_id
+        assert 500 < int(await store.client.ttl(idem_key(gid))) <= 600  # type: ignore[misc]
+        assert await store.idem_version(gid, b"A" * 16) == 1 and await store.idem_version(gid, b"B" * 16) == 2
+
+    run(redis_server, body, ttl=3600, idle=30 * 24 * 3600)
+
+
+def test_a_commit_prepared_before_a_join_is_a_conflict_at_the_same_version(redis_server: RedisProcess) -> None:
+    """Its answer would show the seat still open: the referee retries it from a new load (nothing written)."""
+
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        assert await store.join(gid, seat=-1, token_hash="t", name="p") == 1
+        stale = await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a"], joins=0)
+        assert (stale.outcome, stale.version) == ("conflict", 0)
+        game = await store.load(gid)
+        assert game is not None and game.joins == 1 and game.version == 0
+        fresh = await commit(store, gid, base_version=0, state_json="s1", commit_id="c2", events=["a"], joins=1)
+        assert (fresh.outcome, fresh.version) == ("ok", 1)
+
+    run(redis_server, body)
