@@ -265,7 +265,7 @@ def test_an_unplayed_game_expires_after_the_short_ttl_and_a_move_gives_it_the_id
         unplayed, played = client.create(), client.create()
         organizers = client.create(token=ORGANIZER)
         for game in (unplayed, played):
-            for key in (f"game:{{{game.game_id}}}", f"game:{{{game.game_id}}}:events"):
+            for key in (f"game:{{{game.game_id}}}", f"game:{{{game.game_id}}}:log"):
                 assert 0 < admin.ttl(key) <= 6
         assert admin.ttl(f"game:{{{organizers.game_id}}}") > 29 * DAY  # the organizer's: the idle time
         view = client.view(played, played.tokens[0])
@@ -273,8 +273,8 @@ def test_an_unplayed_game_expires_after_the_short_ttl_and_a_move_gives_it_the_id
         own = client.view(played, played.tokens[seat])
         client.move(played, played.tokens[seat], own.legal_moves[0])
         assert admin.ttl(f"game:{{{played.game_id}}}") > 29 * DAY  # the first move: the idle time (30 days)
-        assert admin.ttl(f"game:{{{played.game_id}}}:events") > 29 * DAY
-        keys = (f"game:{{{unplayed.game_id}}}", f"game:{{{unplayed.game_id}}}:events")
+        assert admin.ttl(f"game:{{{played.game_id}}}:log") > 29 * DAY
+        keys = (f"game:{{{unplayed.game_id}}}", f"game:{{{unplayed.game_id}}}:log")
         assert wait_until(lambda: admin.exists(*keys) == 0)
         with expect_error(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"):
             client.view(unplayed, unplayed.tokens[0])

@@ -312,6 +312,9 @@ EXEMPT: dict[str, str] = {
     "RATE_LIMITED": "needs a referee with low limits (this one has the test kit's high ones): provoked in "
                     "tests/server/test_limits.py",
     "TOO_MANY_OPEN_GAMES": "needs a referee with a small --max-open-games: provoked in tests/server/test_limits.py",
+    "COMMIT_OUTCOME_UNKNOWN": "needs Redis to stop answering while a commit is in flight: provoked with SIGSTOP in "
+                              "tests/server/test_faults_commit.py and tests/clients/test_commit_outcome.py",
+    "STORED_BY_EARLIER_VERSION": "needs a game written in the earlier layout: provoked in tests/server/test_matches.py",
     "DEADLINE_TOO_SHORT": "a call must reach the storage with under 10 ms of its deadline left; a client that close "
                           "to its deadline sees its own DEADLINE_EXCEEDED first: shown at the store in "
                           "tests/server/test_storage_faults.py",
