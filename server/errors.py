@@ -16,7 +16,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[i
 from grpc_status import rpc_status as grpc_rpc_status
 
 import engine
-from server.store import StoreUnavailable
+from server.store import StoreBusy, StoreUnavailable
 
 DOMAIN = "rummy-referee"
 
@@ -90,6 +90,8 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
         return grpc.StatusCode.FAILED_PRECONDITION, exc.code, exc.message
     if isinstance(exc, engine.InvalidMoveError):  # includes InvalidOptionsError and InvalidDealError
         return grpc.StatusCode.INVALID_ARGUMENT, exc.code, exc.message
+    if isinstance(exc, StoreBusy):  # Redis answers, but this process's connections to it are all in use
+        return grpc.StatusCode.UNAVAILABLE, "STORAGE_BUSY", "every connection to the game storage is busy; retry"
     if isinstance(exc, StoreUnavailable):
         return grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE", "the game storage is unreachable; retry later"
     log.error("internal error", exc_info=exc)

@@ -21,7 +21,7 @@ from rummy_pb.rummy.v1 import referee_pb2_grpc
 from server import codec, errors
 from server.errors import BadRequest, Unauthenticated
 from server.service import Referee
-from server.store import StoreUnavailable
+from server.store import StoreBusy, StoreUnavailable
 
 SERVICE_NAME = rpb.DESCRIPTOR.services_by_name["RefereeService"].full_name
 MAX_MESSAGE_BYTES = 256 * 1024
@@ -222,6 +222,8 @@ async def watch_storage(referee: Referee, health_servicer: HealthServicer, inter
     while True:
         try:
             await referee.store.ping()
+            ok = True
+        except StoreBusy:  # Redis answers; this process is only busy with it
             ok = True
         except StoreUnavailable:
             ok = False

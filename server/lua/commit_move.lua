@@ -16,6 +16,9 @@ ARGV[6]  seconds to keep the game from now on (the finished-game time when this 
          idle time: a game nobody moves in expires), or "0": forever
 ARGV[7..] the events of the move, one payload each (JSON), stored as field "e"
 
+After a commit, PUBLISH <new version> on channel "game:{<id>}:ev" (KEYS[1] .. ":ev"): it wakes the live streams
+of every referee watching the game (server/events.py), which then read the new events from the stream.
+
 Returns one of
   {"ok", new_version}        committed (or: this very commit id had already committed)
   {"dup", record}            the idempotency key was already used: nothing written, the stored record returned
@@ -65,4 +68,5 @@ else
   redis.call("PERSIST", game)
   redis.call("PERSIST", events)
 end
+redis.call("PUBLISH", KEYS[1] .. ":ev", version)
 return {"ok", version}
