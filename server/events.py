@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, cast
@@ -78,7 +79,7 @@ class _Watcher:
 class _Feed:
     """The watchers of one game in this process, and the position up to which they have been handed events."""
 
-    __slots__ = ("again", "channel", "cursor", "failures", "game_id", "queued", "reading", "watchers")
+    __slots__ = ("again", "channel", "cursor", "failures", "game_id", "queued", "read_at", "reading", "watchers")
 
     def __init__(self, game_id: str, cursor: Position) -> None:
         self.game_id = game_id
@@ -89,6 +90,7 @@ class _Feed:
         self.reading = False  # a worker reads it now
         self.again = False  # woken while being read: read once more
         self.failures = 0  # reads failed in a row
+        self.read_at = 0.0  # event loop time of the last read's start
 
 
 class _Subscriber(asyncio.Protocol):
@@ -137,6 +139,7 @@ class EventHub:
         self._poll_s = poll_s
         self._feeds: dict[str, _Feed] = {}
         self._by_channel: dict[bytes, _Feed] = {}
+        self._creating: dict[str, asyncio.Future[_Feed]] = {}
         self._dirty: asyncio.Queue[_Feed] | None = None
         self._slots: asyncio.Semaphore | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -172,10 +175,13 @@ class EventHub:
             raise _shutting_down()
         self._start()
         watcher = _Watcher()
-        feed = await self._register(game_id, watcher)
+        feed, cursor = await self._register(game_id, watcher)
         try:
             last = after
-            while True:  # the backlog, page by page
+            # The backlog, page by page: the events up to the feed's cursor when this watcher registered (the feed
+            # hands it every later one). None to read when the watcher starts at that cursor or later: the common
+            # case of a watch from the current version.
+            while last < cursor:
                 page = await self._read(game_id, last, BACKLOG_PAGE)
                 for event in page:
                     last = (event.version, event.index)
@@ -205,21 +211,30 @@ class EventHub:
         async with self._slots:
             return await self._store.events_since(game_id, after, count=count)
 
-    async def _register(self, game_id: str, watcher: _Watcher) -> _Feed:
+    async def _register(self, game_id: str, watcher: _Watcher) -> tuple[_Feed, Position]:
+        """The game's feed, with the watcher registered, and the feed's cursor at that moment."""
         feed = self._feeds.get(game_id)
         if feed is None:
-            assert self._slots is not None
-            async with self._slots:
-                cursor = await self._store.last_position(game_id)
+            creating = self._creating.get(game_id)  # the watchers arriving together share one creation
+            if creating is None:
+                creating = self._creating[game_id] = asyncio.ensure_future(self._new_feed(game_id))
+                creating.add_done_callback(lambda _: self._creating.pop(game_id, None))
+            feed = await asyncio.shield(creating)
             if self._closed:  # close() ran while we waited: it could not tell this watcher
                 raise _shutting_down()
-            feed = self._feeds.get(game_id)  # another watcher may have created it meanwhile
-            if feed is None:
-                feed = self._feeds[game_id] = _Feed(game_id, cursor)
-                self._by_channel[feed.channel] = feed
-                if self._sub is not None:  # its acknowledgement wakes the feed (else: subscribed on reconnect)
-                    self._sub.send("SUBSCRIBE", feed.channel)
+            if self._feeds.get(game_id) is not feed:  # it lost its watchers meanwhile (or failed): a fresh one
+                return await self._register(game_id, watcher)
         feed.watchers.add(watcher)
+        return feed, feed.cursor
+
+    async def _new_feed(self, game_id: str) -> _Feed:
+        assert self._slots is not None
+        async with self._slots:
+            cursor = await self._store.last_position(game_id)
+        feed = self._feeds[game_id] = _Feed(game_id, cursor)
+        self._by_channel[feed.channel] = feed
+        if self._sub is not None:  # its acknowledgement wakes the feed (else: subscribed on reconnect)
+            self._sub.send("SUBSCRIBE", feed.channel)
         return feed
 
     def _unregister(self, feed: _Feed, watcher: _Watcher) -> None:
@@ -310,6 +325,7 @@ class EventHub:
 
     async def _catch_up(self, feed: _Feed) -> None:
         """Hand every event after the feed's cursor to its watchers."""
+        feed.read_at = asyncio.get_running_loop().time()
         while True:
             page = await self._read(feed.game_id, feed.cursor, BACKLOG_PAGE)
             for event in page:
@@ -408,20 +424,40 @@ class EventHub:
         return sub
 
     async def _safety_check(self) -> None:
-        """Forever: ping the subscriber connection (cut it when the previous ping got no answer) and read every feed
-        (every ``check_s``; every ``poll_s`` while there is no subscriber)."""
+        """Forever: every ``check_s``, ping the subscriber connection (cut it when the previous ping got no answer)
+        and read every feed not read meanwhile, spread over the interval (a burst of reads would delay the live
+        ones); every ``poll_s`` while there is no subscriber, read every feed."""
+        loop = asyncio.get_running_loop()
+        tick = min(0.1, self._check_s)
+        last_ping = loop.time()
+        pending: list[_Feed] = []
+        per_tick = 1
         while True:
-            await asyncio.sleep(self._check_s if self._sub is not None else self._poll_s)
+            await asyncio.sleep(tick if self._sub is not None else self._poll_s)
+            now = loop.time()
             sub = self._sub
-            if sub is not None:
+            if sub is None:
+                for feed in list(self._feeds.values()):
+                    self._wake(feed)
+                pending = []
+                continue
+            if now - last_ping >= self._check_s:
+                last_ping = now
                 if sub.pong_due:
                     log.warning("event subscriber: Redis did not answer a ping; reconnecting")
                     sub.abort()
-                else:
-                    sub.pong_due = True
-                    sub.send("PING")
-            for feed in list(self._feeds.values()):
-                self._wake(feed)
+                    continue
+                sub.pong_due = True
+                sub.send("PING")
+            if not pending:
+                pending = list(self._feeds.values())
+                per_tick = max(1, math.ceil(len(pending) * tick / self._check_s))
+            for feed in pending[-per_tick:]:
+                if not feed.watchers:  # created for watchers that went away before they registered
+                    self._forget(feed)
+                elif now - feed.read_at >= self._check_s:
+                    self._wake(feed)
+            del pending[-per_tick:]
 
     async def close(self, drain_s: float = 5.0) -> None:
         """End every watch (with UNAVAILABLE: reconnect and resume), stop the readers, and wait up to ``drain_s``
