@@ -169,6 +169,11 @@ class EventHub:
         """Games with at least one watcher in this process."""
         return len(self._feeds)
 
+    def cursor(self, game_id: str) -> Position | None:
+        """Position up to which the game's watchers here have been handed events; None if nobody watches it."""
+        feed = self._feeds.get(game_id)
+        return None if feed is None else feed.cursor
+
     async def follow(self, game_id: str, after: Position) -> AsyncGenerator[StoredEvent, None]:
         """Every event of the game after position ``after``, in order, each once, until the caller stops."""
         if self._closed:
