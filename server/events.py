@@ -384,6 +384,7 @@ class EventHub:
             log.warning("live streams: no Pub/Sub connection to this Redis; reading watched games every %.1fs",
                         self._poll_s)  # fmt: skip
             return
+        loop = asyncio.get_running_loop()
         delay = 0.05
         first_failure = True
         while True:
@@ -399,9 +400,10 @@ class EventHub:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
                 continue
-            delay, first_failure = 0.05, True
+            first_failure = True
             self.subscriber_connects += 1
             self._sub = sub
+            connected_at = loop.time()
             channels = [feed.channel for feed in self._feeds.values()]
             for i in range(0, len(channels), _SUBSCRIBE_CHUNK):  # each acknowledgement reads its feed again
                 sub.send("SUBSCRIBE", *channels[i : i + _SUBSCRIBE_CHUNK])
@@ -410,6 +412,11 @@ class EventHub:
             finally:
                 self._sub = None
                 sub.abort()
+            if loop.time() - connected_at < 1.0:  # lost at once (refused?): do not hammer Redis
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+            else:
+                delay = 0.05
 
     async def _connect(self, target: tuple[dict[str, Any], float]) -> _Subscriber:
         kw, timeout_s = target

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import subprocess
 import sys
@@ -279,3 +280,14 @@ def test_redis_gone_ends_the_streams_with_storage_unavailable(private_redis: Red
         assert reason_of(reader.error) == "STORAGE_UNAVAILABLE"
     finally:
         client.close()
+
+
+def test_a_plain_python_runs_the_fanout_bench_in_the_project_venv() -> None:
+    """The issue says `python bench/fanout.py`: an interpreter without the project's packages hands over to .venv."""
+    base = Path(sys.base_prefix) / "bin" / "python3"
+    if not base.exists() or not (ROOT / ".venv" / "bin" / "python").exists():
+        pytest.skip("no base interpreter or no .venv here")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([str(base), "bench/fanout.py", "--help"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env=env)  # fmt: skip
+    assert done.returncode == 0 and "--watchers" in done.stdout, done.stderr
