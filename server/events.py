@@ -43,7 +43,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from server.errors import ShuttingDown, TooMuch
 from server.hotpath import HotPath, resp
-from server.store import GameStore, StoredEvent, StoreUnavailable, game_key
+from server.store import GameStore, StoredEvent, StoreUnavailable
 
 log = logging.getLogger("rummy_referee")
 
@@ -61,7 +61,7 @@ _SUBSCRIBE_CHUNK = 256  # channels per SUBSCRIBE command when (re)subscribing ev
 
 def channel(game_id: str) -> bytes:
     """The Pub/Sub channel that commit_move.lua publishes a game's new versions on."""
-    return (game_key(game_id) + ":ev").encode()
+    return f"game:{{{game_id}}}:ev".encode()
 
 
 class _Watcher:
