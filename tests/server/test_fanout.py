@@ -40,10 +40,11 @@ T = TypeVar("T")
 Position = tuple[int, int]
 
 
-def _wait(condition: Callable[[], bool], what: str, seconds: float = 60.0) -> None:
+def _wait(condition: Callable[[], bool], what: str, seconds: float = 60.0,
+          detail: Callable[[], object] = lambda: "") -> None:  # fmt: skip
     deadline = time.monotonic() + seconds
     while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        assert time.monotonic() < deadline, f"timed out waiting until {what} {detail()}"
         time.sleep(0.02)
 
 
@@ -65,13 +66,12 @@ def _new_game(client: Client, seed: int, **fields: Any) -> Game:
 
 
 def _move(client: Client, game: Game, rng: random.Random) -> bool:
-    """One bot move; False once the match is over."""
+    """One bot move, unless the match is over; whether it goes on after it."""
     view = client.view(game, game.tokens[0])
     if view.phase == pb.PHASE_MATCH_OVER:
         return False
     token = game.tokens[view.to_act]
-    client.move(game, token, bot_move(client.view(game, token), rng))
-    return True
+    return client.move(game, token, bot_move(client.view(game, token), rng)).view.phase != pb.PHASE_MATCH_OVER
 
 
 def _stored(client: Client, game: Game) -> list[Position]:
@@ -146,23 +146,24 @@ def test_the_subscriber_connection_killed_mid_game_loses_and_repeats_nothing(
         rng = random.Random(40)
         playing = list(games)
         kills = 0
-        rounds = 0
-        while playing:
-            rounds += 1
-            if rounds % 4 == 1:  # cut the subscriber, move at once (nobody is subscribed), then wait for it again
+        for rounds in range(40):  # 40 moves of each game (fewer for one whose match ends), a cut every 5 rounds
+            if rounds % 5 == 0 and playing:  # cut the subscriber, move at once (nobody is subscribed), wait for it
                 before = _pubsub_ids(admin)
                 assert before, "no subscriber connection to kill"
                 assert admin.execute_command("CLIENT", "KILL", "TYPE", "pubsub") >= 1
                 kills += 1
             playing = [g for g in playing if _move(client, g, rng)]
-            if rounds % 4 == 1:
+            if rounds % 5 == 0 and playing:  # (with no game left to watch, nothing is subscribed again)
                 _wait(lambda: bool(_pubsub_ids(admin) - before), "the subscriber connects again")  # noqa: B023
         for reader in readers:
-            reader.thread.join(60)
-            assert not reader.thread.is_alive(), "a stream did not end with its match"
+            stored = [p for p in _stored(client, reader.game) if p[0] > reader.snapshot]
+            _wait(lambda: len(reader.got) >= len(stored) or reader.error is not None,  # noqa: B023
+                  "every stream has every event")  # fmt: skip
             assert reader.error is None, reader.error
-            assert reader.got == [p for p in _stored(client, reader.game) if p[0] > reader.snapshot]
-        assert kills >= 3 and _hub(own_server).subscriber_connects >= kills + 1
+            assert reader.got == stored
+        for reader in readers:
+            reader.call.cancel()
+        assert kills == 8 and _hub(own_server).subscriber_connects >= kills + 1
     finally:
         admin.close()
         client.close()
