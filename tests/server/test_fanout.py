@@ -188,12 +188,14 @@ def test_the_last_watcher_leaving_unsubscribes(redis_server: RedisProcess, refer
         admin.close()
 
 
+@pytest.mark.parametrize(("limit", "value"), [("QUEUE_LIMIT", 3), ("WATCHER_BYTES", 800), ("TOTAL_BYTES", 800)])
 def test_a_watcher_too_slow_is_cut_and_resumes_without_a_gap(
-    monkeypatch: pytest.MonkeyPatch, referee_server: ServerThread, client: Client
+    monkeypatch: pytest.MonkeyPatch, referee_server: ServerThread, client: Client, limit: str, value: int
 ) -> None:
-    """A follower that takes nothing while the game goes on is cut once its queue is full (RESOURCE_EXHAUSTED
-    WATCHER_TOO_SLOW); what it did get is the start of the log, and a watch resumed from there gets the rest."""
-    monkeypatch.setattr(events, "QUEUE_LIMIT", 3)
+    """A follower that takes nothing while the game goes on is cut once it holds too many events, too many bytes,
+    or the process's watchers together too many bytes (RESOURCE_EXHAUSTED WATCHER_TOO_SLOW); what it did get is
+    the start of the log, and a watch resumed from there gets the rest."""
+    monkeypatch.setattr(events, limit, value)
     game = _new_game(client, 51)
     hub = _hub(referee_server)
     follower = hub.follow(game.game_id, (0, MAX_SEQ))
