@@ -19,7 +19,7 @@ from grpc_status import rpc_status as grpc_rpc_status
 
 import engine
 from server.deadlines import DeadlineTooShort
-from server.store import CommitOutcomeUnknown, StoreUnavailable
+from server.store import CommitOutcomeUnknown, StoreBusy, StoreUnavailable
 
 DOMAIN = "rummy-referee"
 
@@ -101,6 +101,8 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
             "COMMIT_OUTCOME_UNKNOWN",
             "the request may or may not have been applied; for a move, resend it with the same request_id",
         )
+    if isinstance(exc, StoreBusy):  # Redis answers, but this process's connections to it are all in use
+        return grpc.StatusCode.UNAVAILABLE, "STORAGE_BUSY", "every connection to the game storage is busy; retry"
     if isinstance(exc, StoreUnavailable):
         return grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE", "the game storage is unreachable; retry later"
     if isinstance(exc, DeadlineTooShort):  # nothing was started: the caller may resend with a longer deadline

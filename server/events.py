@@ -1,52 +1,155 @@
-"""Live event feeds: one Redis reader per watched game per server process, fanned out to every watcher.
+"""Live event feeds: a few readers per server process, whatever the number of games watched through it.
 
-A watcher asks for every event after a stream position. ``EventHub.follow`` registers the watcher with the
-game's feed first, then reads the backlog from Redis, then hands over to the live queue, dropping what it has
-already delivered. The feed's cursor is never past the end of the stream at the moment the watcher registered,
-so whatever the backlog read misses reaches the queue: no gap, and no duplicate (positions only increase).
+Wake-up, then read. Every commit publishes the game's new version on the channel ``game:{<id>}:ev``
+(server/lua/commit_move.lua). One subscriber connection per process is subscribed to the channel of every game
+watched here (SUBSCRIBE when a game gets its first watcher, UNSUBSCRIBE when its last one leaves); a notification
+(or the acknowledgement of a SUBSCRIBE) marks the game's feed for reading, and a few worker tasks read the new
+events with ``GameStore.events_since`` from the feed's cursor, over at most ``READ_SLOTS`` connections of the
+client's pool at a time, then hand each event to every watcher of the game. So the Redis connections of a process
+are the pool's (bounded) plus one, for 10 or 10,000 watched games.
+
+No gap, no duplicate. A watcher registers with the game's feed first, then reads the backlog after its own
+position, then takes what the feed hands it, dropping what it has already delivered (positions only increase).
+A feed's cursor is never past the end of the stream at the moment the watcher registered, and the feed reads
+everything after its cursor (after its SUBSCRIBE is acknowledged, on every notification), so whatever the backlog
+read misses reaches the watcher. A notification can be missed only while the subscriber connection is down: once
+it is made again, every channel is subscribed again and every feed read again from its cursor. A cheap safety
+check every ``check_s`` seconds pings the subscriber connection (cut when the previous ping got no answer) and
+reads every feed anyway; without a subscriber (Redis unreachable, or a connection kind it cannot open) the feeds
+are read every ``poll_s`` seconds instead.
+
+Bounded. A watcher holds at most ``QUEUE_LIMIT`` events and ``WATCHER_BYTES`` of payload not yet sent, and all
+watchers together ``TOTAL_BYTES``: a watcher over a limit is cut with RESOURCE_EXHAUSTED ``WATCHER_TOO_SLOW`` (it
+resumes from the last event it got, with no gap). Failures: a read that fails is tried again (``READ_ATTEMPTS``),
+then the game's watchers end with the error as it is (STORAGE_UNAVAILABLE, STORAGE_BUSY, ...); a subscriber
+connection that is lost and cannot be made again at once means Redis is unreachable: every watcher ends with
+STORAGE_UNAVAILABLE (and resumes later), and the subscriber keeps trying to reconnect by itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import math
+from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, field
+from typing import Any, cast
+
+import hiredis
+import redis.asyncio as aioredis
+import redis.exceptions as rexc
+from redis.asyncio.cluster import RedisCluster
 
 from server.errors import ShuttingDown, TooMuch
-from server.store import GameStore, StoredEvent
+from server.hotpath import HotPath, resp
+from server.store import GameStore, StoredEvent, StoreUnavailable
+
+log = logging.getLogger("rummy_referee")
 
 Position = tuple[int, int]  # (version, index) of a stream entry
 
 BACKLOG_PAGE = 500
-QUEUE_LIMIT = 10_000  # events waiting for one watcher ...
-QUEUE_BYTES = 2 * 1024 * 1024  # ... and their payload bytes: a watcher further behind is cut off (it may resume)
+READ_SLOTS = 4  # reads of the event log in flight at once (each holds a pool connection): the workers and backlogs
+READ_ATTEMPTS = 3  # a feed's read that fails this many times in a row ends its watchers with the error
+QUEUE_LIMIT = 2000  # events waiting to be sent to one watcher
+WATCHER_BYTES = 1 << 20  # payload bytes waiting to be sent to one watcher
+TOTAL_BYTES = 64 << 20  # payload bytes waiting to be sent to all watchers of the process
+_ITEM_OVERHEAD = 64  # bytes counted per queued event beyond its payload
+_SUBSCRIBE_CHUNK = 256  # channels per SUBSCRIBE command when (re)subscribing everything
 
 
-class _Queue(asyncio.Queue[StoredEvent | BaseException]):
-    """One watcher's events not yet sent, and their payload bytes."""
+def channel(game_id: str) -> bytes:
+    """The Pub/Sub channel that commit_move.lua publishes a game's new versions on."""
+    return f"game:{{{game_id}}}:ev".encode()
 
-    nbytes = 0
+
+class _Watcher:
+    """One watcher's events not yet sent, and how it ends (an error raised once they are sent)."""
+
+    __slots__ = ("error", "items", "size", "wake")
+
+    def __init__(self) -> None:
+        self.items: deque[StoredEvent] = deque()
+        self.size = 0
+        self.error: BaseException | None = None
+        self.wake = asyncio.Event()
 
 
-@dataclass
 class _Feed:
-    cursor: Position
-    watchers: set[_Queue] = field(default_factory=set)
-    task: asyncio.Task[None] | None = None
+    """The watchers of one game in this process, and the position up to which they have been handed events."""
+
+    __slots__ = ("again", "channel", "cursor", "failures", "game_id", "queued", "read_at", "reading", "watchers")
+
+    def __init__(self, game_id: str, cursor: Position) -> None:
+        self.game_id = game_id
+        self.channel = channel(game_id)
+        self.cursor = cursor
+        self.watchers: set[_Watcher] = set()
+        self.queued = False  # waiting for a worker
+        self.reading = False  # a worker reads it now
+        self.again = False  # woken while being read: read once more
+        self.failures = 0  # reads failed in a row
+        self.read_at = 0.0  # event loop time of the last read's start
+
+
+class _Subscriber(asyncio.Protocol):
+    """The Pub/Sub connection: writes SUBSCRIBE / UNSUBSCRIBE / PING as they come, hands every message to the hub."""
+
+    def __init__(self, hub: EventHub) -> None:
+        self._hub = hub
+        self._parser = hiredis.Reader(protocolError=rexc.InvalidResponse, replyError=rexc.ResponseError)
+        self.transport: asyncio.Transport | None = None
+        self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.pong_due = False  # a PING was sent and not answered yet
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's transports are not asyncio.Transport
+
+    def data_received(self, data: bytes) -> None:
+        self._parser.feed(data)
+        try:
+            while (message := self._parser.gets()) is not False:
+                self._hub._on_message(self, message)
+        except rexc.InvalidResponse as exc:
+            log.warning("event subscriber: unexpected data from Redis (%r); reconnecting", exc)
+            self.abort()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.lost.done():
+            self.lost.set_result(None)
+
+    def send(self, *args: str | bytes) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.write(resp(args))
+
+    def abort(self) -> None:
+        if self.transport is not None:
+            self.transport.abort()
+        if not self.lost.done():
+            self.lost.set_result(None)
 
 
 class EventHub:
     """Follows the event streams of the games being watched through this server process."""
 
-    def __init__(self, store: GameStore, *, block_ms: int = 1000) -> None:
+    def __init__(self, store: GameStore, *, check_s: float = 5.0, poll_s: float = 0.5) -> None:
         self._store = store
-        self._block_ms = block_ms
+        self._check_s = check_s
+        self._poll_s = poll_s
         self._feeds: dict[str, _Feed] = {}
+        self._by_channel: dict[bytes, _Feed] = {}
+        self._creating: dict[str, asyncio.Future[_Feed]] = {}
+        self._dirty: asyncio.Queue[_Feed] | None = None
+        self._slots: asyncio.Semaphore | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._sub: _Subscriber | None = None  # connected, or None
+        self._buffered = 0  # bytes queued for all watchers
         self._closed = False
         self._streams = 0
         self._no_streams = asyncio.Event()
         self._no_streams.set()
+        self.subscriber_connects = 0  # connections made by the subscriber (tests and figures)
 
     @contextlib.asynccontextmanager
     async def stream(self) -> AsyncIterator[None]:
@@ -61,104 +164,349 @@ class EventHub:
             if not self._streams:
                 self._no_streams.set()
 
+    @property
+    def watched_games(self) -> int:
+        """Games with at least one watcher in this process."""
+        return len(self._feeds)
+
+    def cursor(self, game_id: str) -> Position | None:
+        """Position up to which the game's watchers here have been handed events; None if nobody watches it."""
+        feed = self._feeds.get(game_id)
+        return None if feed is None else feed.cursor
+
     async def follow(self, game_id: str, after: Position) -> AsyncGenerator[StoredEvent, None]:
         """Every event of the game after position ``after``, in order, each once, until the caller stops."""
         if self._closed:
             raise _shutting_down()
-        queue = _Queue(QUEUE_LIMIT)
-        feed = await self._register(game_id, queue)
+        self._start()
+        watcher = _Watcher()
+        feed, cursor = await self._register(game_id, watcher)
         try:
             last = after
-            while True:  # the backlog, page by page
-                page = await self._store.events_since(game_id, last, count=BACKLOG_PAGE)
+            # The backlog, page by page: the events up to the feed's cursor when this watcher registered (the feed
+            # hands it every later one). None to read when the watcher starts at that cursor or later: the common
+            # case of a watch from the current version.
+            while last < cursor:
+                page = await self._read(game_id, last, BACKLOG_PAGE)
                 for event in page:
                     last = (event.version, event.index)
                     yield event
                 if len(page) < BACKLOG_PAGE:
                     break
             while True:  # live
-                item = await queue.get()
-                if isinstance(item, BaseException):
-                    raise item
-                queue.nbytes -= len(item.payload)
-                if (item.version, item.index) > last:
-                    last = (item.version, item.index)
-                    yield item
+                while watcher.items:
+                    item = watcher.items.popleft()
+                    size = len(item.payload) + _ITEM_OVERHEAD
+                    watcher.size -= size
+                    self._buffered -= size
+                    if (item.version, item.index) > last:
+                        last = (item.version, item.index)
+                        yield item
+                if watcher.error is not None:
+                    raise watcher.error
+                watcher.wake.clear()
+                await watcher.wake.wait()
         finally:
-            self._unregister(game_id, feed, queue)
+            self._unregister(feed, watcher)
 
-    async def _register(self, game_id: str, queue: _Queue) -> _Feed:
+    # ------------------------------------------------------------------------------------ watchers and feeds
+
+    async def _read(self, game_id: str, after: Position, count: int) -> list[StoredEvent]:
+        assert self._slots is not None
+        async with self._slots:
+            return await self._store.events_since(game_id, after, count=count)
+
+    async def _register(self, game_id: str, watcher: _Watcher) -> tuple[_Feed, Position]:
+        """The game's feed, with the watcher registered, and the feed's cursor at that moment."""
         feed = self._feeds.get(game_id)
         if feed is None:
-            cursor = await self._store.last_position(game_id)
+            creating = self._creating.get(game_id)  # the watchers arriving together share one creation
+            if creating is None:
+                creating = self._creating[game_id] = asyncio.ensure_future(self._new_feed(game_id))
+                creating.add_done_callback(lambda _: self._creating.pop(game_id, None))
+            feed = await asyncio.shield(creating)
             if self._closed:  # close() ran while we waited: it could not tell this watcher
                 raise _shutting_down()
-            feed = self._feeds.get(game_id)  # another watcher may have created it meanwhile
-            if feed is None:
-                feed = self._feeds[game_id] = _Feed(cursor)
-                feed.task = asyncio.ensure_future(self._run(game_id, feed))
-        feed.watchers.add(queue)
+            if self._feeds.get(game_id) is not feed:  # it lost its watchers meanwhile (or failed): a fresh one
+                return await self._register(game_id, watcher)
+        feed.watchers.add(watcher)
+        return feed, feed.cursor
+
+    async def _new_feed(self, game_id: str) -> _Feed:
+        assert self._slots is not None
+        async with self._slots:
+            cursor = await self._store.last_position(game_id)
+        feed = self._feeds[game_id] = _Feed(game_id, cursor)
+        self._by_channel[feed.channel] = feed
+        if self._sub is not None:  # its acknowledgement wakes the feed (else: subscribed on reconnect)
+            self._sub.send("SUBSCRIBE", feed.channel)
         return feed
 
-    def _unregister(self, game_id: str, feed: _Feed, queue: _Queue) -> None:
-        feed.watchers.discard(queue)
-        if not feed.watchers and self._feeds.get(game_id) is feed:
-            del self._feeds[game_id]
-            if feed.task is not None:
-                feed.task.cancel()
+    def _unregister(self, feed: _Feed, watcher: _Watcher) -> None:
+        feed.watchers.discard(watcher)
+        self._drop_items(watcher)
+        if not feed.watchers:
+            self._forget(feed)
 
-    async def _run(self, game_id: str, feed: _Feed) -> None:
-        try:
-            while feed.watchers:
-                events = await self._store.wait_events(game_id, feed.cursor, self._block_ms)
-                for event in events:
-                    feed.cursor = (event.version, event.index)
-                    for queue in list(feed.watchers):
-                        self._offer(feed, queue, event)
-        except Exception as exc:  # Redis unreachable (UNAVAILABLE), or a bug (INTERNAL): every watcher learns it
-            self._fail(game_id, feed, exc)
+    def _forget(self, feed: _Feed) -> None:
+        if self._feeds.get(feed.game_id) is feed:
+            del self._feeds[feed.game_id]
+            del self._by_channel[feed.channel]
+            if self._sub is not None:
+                self._sub.send("UNSUBSCRIBE", feed.channel)
+
+    def _drop_items(self, watcher: _Watcher) -> None:
+        self._buffered -= watcher.size
+        watcher.size = 0
+        watcher.items.clear()
+
+    def _offer(self, feed: _Feed, watcher: _Watcher, event: StoredEvent) -> None:
+        if watcher.error is not None:
+            return
+        size = len(event.payload) + _ITEM_OVERHEAD
+        if (
+            len(watcher.items) >= QUEUE_LIMIT
+            or watcher.size + size > WATCHER_BYTES
+            or (watcher.items and self._buffered + size > TOTAL_BYTES)
+        ):
+            # A watcher this far behind is cut off (it can resume from its last version): what it has not been
+            # sent is dropped and it ends with the error, so what it did receive has no gap.
+            feed.watchers.discard(watcher)
+            self._drop_items(watcher)
+            self._end(watcher, TooMuch("WATCHER_TOO_SLOW", "the stream fell behind; resume from the last version"))
+            return
+        watcher.items.append(event)
+        watcher.size += size
+        self._buffered += size
+        watcher.wake.set()
 
     @staticmethod
-    def _offer(feed: _Feed, queue: _Queue, item: StoredEvent | BaseException) -> None:
-        try:
-            if isinstance(item, StoredEvent):
-                if queue.nbytes + len(item.payload) > QUEUE_BYTES:
-                    raise asyncio.QueueFull
-                queue.put_nowait(item)
-                queue.nbytes += len(item.payload)
-            else:
-                queue.put_nowait(item)
-        except asyncio.QueueFull:
-            # A watcher this far behind is cut off (it can resume from its last version): its queue is emptied
-            # and ends with the error, and it gets nothing more, so what it did receive has no gap.
-            feed.watchers.discard(queue)
-            while not queue.empty():
-                queue.get_nowait()
-            queue.nbytes = 0
-            queue.put_nowait(TooMuch("WATCHER_TOO_SLOW", "the stream fell behind; resume from the last version"))
+    def _end(watcher: _Watcher, error: BaseException) -> None:
+        """End the watcher with ``error`` once it has sent what it holds."""
+        if watcher.error is None:
+            watcher.error = error
+            watcher.wake.set()
 
-    def _fail(self, game_id: str, feed: _Feed, exc: BaseException) -> None:
-        if self._feeds.get(game_id) is feed:
-            del self._feeds[game_id]
-        for queue in list(feed.watchers):
-            self._offer(feed, queue, exc)
+    def _fail(self, feed: _Feed, exc: BaseException) -> None:
+        self._forget(feed)
+        for watcher in list(feed.watchers):
+            self._end(watcher, exc)
+        feed.watchers.clear()
+
+    # ------------------------------------------------------------------------------------------- reading
+
+    def _wake(self, feed: _Feed) -> None:
+        """Have a worker read the feed (once more, if one is reading it now)."""
+        if feed.reading:
+            feed.again = True
+        elif not feed.queued and self._dirty is not None:
+            feed.queued = True
+            self._dirty.put_nowait(feed)
+
+    async def _worker(self) -> None:
+        assert self._dirty is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            feed = await self._dirty.get()
+            feed.queued = False
+            if self._feeds.get(feed.game_id) is not feed:
+                continue  # its watchers are gone
+            feed.reading = True
+            try:
+                while True:
+                    feed.again = False
+                    await self._catch_up(feed)
+                    if not feed.again:
+                        break
+                feed.failures = 0
+            except Exception as exc:
+                feed.failures += 1
+                if isinstance(exc, StoreUnavailable) and feed.failures < READ_ATTEMPTS:
+                    loop.call_later(0.1 * 2**feed.failures, self._wake, feed)
+                else:  # Redis keeps failing (UNAVAILABLE, its reason as it is), or a bug (INTERNAL)
+                    self._fail(feed, exc)
+            finally:
+                feed.reading = False
+
+    async def _catch_up(self, feed: _Feed) -> None:
+        """Hand every event after the feed's cursor to its watchers."""
+        feed.read_at = asyncio.get_running_loop().time()
+        while True:
+            page = await self._read(feed.game_id, feed.cursor, BACKLOG_PAGE)
+            for event in page:
+                position = (event.version, event.index)
+                if position > feed.cursor:
+                    feed.cursor = position
+                    for watcher in list(feed.watchers):
+                        self._offer(feed, watcher, event)
+            if len(page) < BACKLOG_PAGE:
+                return
+
+    # ---------------------------------------------------------------------------------------- subscriber
+
+    def _start(self) -> None:
+        if self._tasks:
+            return
+        self._dirty = asyncio.Queue()
+        self._slots = asyncio.Semaphore(READ_SLOTS)
+        self._tasks = [asyncio.ensure_future(self._worker()) for _ in range(READ_SLOTS)]
+        self._tasks.append(asyncio.ensure_future(self._subscribe()))
+        self._tasks.append(asyncio.ensure_future(self._safety_check()))
+
+    def _on_message(self, sub: _Subscriber, message: Any) -> None:
+        if isinstance(message, list) and message:
+            kind = message[0]
+            if kind == b"message":
+                feed = self._by_channel.get(message[1])
+                if feed is not None:
+                    try:
+                        version = int(message[2])
+                    except ValueError:
+                        version = feed.cursor[0] + 1
+                    if version > feed.cursor[0]:  # else already read: a version's events are written together
+                        self._wake(feed)
+            elif kind == b"subscribe":  # from now on every commit is notified: read what came before
+                feed = self._by_channel.get(message[1])
+                if feed is not None:
+                    self._wake(feed)
+            elif kind == b"pong":
+                sub.pong_due = False
+        elif message == b"PONG":
+            sub.pong_due = False
+        elif isinstance(message, rexc.ResponseError):
+            log.warning("event subscriber: Redis refused a command (%s); reconnecting", message)
+            sub.abort()
+
+    async def _subscribe(self) -> None:
+        """Forever: keep the subscriber connection up, subscribed to the channel of every watched game."""
+        target = _subscriber_target(self._store.client)
+        if target is None:
+            log.warning("live streams: no Pub/Sub connection to this Redis; reading watched games every %.1fs",
+                        self._poll_s)  # fmt: skip
+            return
+        loop = asyncio.get_running_loop()
+        delay = 0.05
+        first_failure = True
+        while True:
+            try:
+                sub = await self._connect(target)
+            except (OSError, TimeoutError, rexc.RedisError) as exc:
+                if first_failure:  # lost, and not made again at once: Redis is unreachable
+                    first_failure = False
+                    log.warning("event subscriber: no connection to Redis (%s); retrying", exc)
+                    error = StoreUnavailable(f"event subscriber: {exc}")
+                    for feed in list(self._feeds.values()):
+                        self._fail(feed, error)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+                continue
+            first_failure = True
+            self.subscriber_connects += 1
+            self._sub = sub
+            connected_at = loop.time()
+            channels = [feed.channel for feed in self._feeds.values()]
+            for i in range(0, len(channels), _SUBSCRIBE_CHUNK):  # each acknowledgement reads its feed again
+                sub.send("SUBSCRIBE", *channels[i : i + _SUBSCRIBE_CHUNK])
+            try:
+                await sub.lost
+            finally:
+                self._sub = None
+                sub.abort()
+            if loop.time() - connected_at < 1.0:  # lost at once (refused?): do not hammer Redis
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+            else:
+                delay = 0.05
+
+    async def _connect(self, target: tuple[dict[str, Any], float]) -> _Subscriber:
+        kw, timeout_s = target
+        loop = asyncio.get_running_loop()
+        sub = _Subscriber(self)
+        try:
+            async with asyncio.timeout(timeout_s):
+                if "path" in kw:
+                    await loop.create_unix_connection(lambda: sub, kw["path"])
+                else:
+                    await loop.create_connection(lambda: sub, kw.get("host", "localhost"), kw.get("port", 6379))
+        except BaseException:
+            sub.abort()
+            raise
+        if kw.get("password"):  # a refusal is an error reply: the connection is cut and made again later
+            sub.send("AUTH", *((kw["username"],) if kw.get("username") else ()), kw["password"])
+        return sub
+
+    async def _safety_check(self) -> None:
+        """Forever: every ``check_s``, ping the subscriber connection (cut it when the previous ping got no answer)
+        and read every feed not read meanwhile, spread over the interval (a burst of reads would delay the live
+        ones); every ``poll_s`` while there is no subscriber, read every feed."""
+        loop = asyncio.get_running_loop()
+        tick = min(0.1, self._check_s)
+        last_ping = loop.time()
+        pending: list[_Feed] = []
+        per_tick = 1
+        while True:
+            await asyncio.sleep(tick if self._sub is not None else self._poll_s)
+            now = loop.time()
+            sub = self._sub
+            if sub is None:
+                for feed in list(self._feeds.values()):
+                    self._wake(feed)
+                pending = []
+                continue
+            if now - last_ping >= self._check_s:
+                last_ping = now
+                if sub.pong_due:
+                    log.warning("event subscriber: Redis did not answer a ping; reconnecting")
+                    sub.abort()
+                    continue
+                sub.pong_due = True
+                sub.send("PING")
+            if not pending:
+                pending = list(self._feeds.values())
+                per_tick = max(1, math.ceil(len(pending) * tick / self._check_s))
+            for feed in pending[-per_tick:]:
+                if not feed.watchers:  # created for watchers that went away before they registered
+                    self._forget(feed)
+                elif now - feed.read_at >= self._check_s:
+                    self._wake(feed)
+            del pending[-per_tick:]
 
     async def close(self, drain_s: float = 5.0) -> None:
-        """End every watch (with UNAVAILABLE: reconnect and resume), stop every feed, and wait up to ``drain_s``
+        """End every watch (with UNAVAILABLE: reconnect and resume), stop the readers, and wait up to ``drain_s``
         seconds for the counted streams to finish."""
         self._closed = True
-        feeds, self._feeds = list(self._feeds.values()), {}
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        if self._sub is not None:
+            self._sub.abort()
+        feeds, self._feeds, self._by_channel = list(self._feeds.values()), {}, {}
         for feed in feeds:
-            if feed.task is not None:
-                feed.task.cancel()
-            for queue in list(feed.watchers):
-                self._offer(feed, queue, _shutting_down())
-        for feed in feeds:
-            if feed.task is not None:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await feed.task
+            for watcher in list(feed.watchers):
+                self._end(watcher, _shutting_down())
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._no_streams.wait(), drain_s)
+
+
+def _subscriber_target(client: aioredis.Redis | RedisCluster) -> tuple[dict[str, Any], float] | None:
+    """How to connect the subscriber: the connection options of the standalone Redis, or of one cluster node (in a
+    Redis Cluster a PUBLISH reaches every node, so any node will do); None for connections it cannot make (TLS)."""
+    connection_class: type
+    if isinstance(client, RedisCluster):
+        nodes = client.get_nodes() or list(client.nodes_manager.startup_nodes.values())
+        if not nodes:
+            return None
+        node = nodes[0]
+        connection_class, kw = node.connection_class, {**node.connection_kwargs, "host": node.host, "port": node.port}
+    else:
+        pool = client.connection_pool
+        connection_class, kw = pool.connection_class, pool.connection_kwargs
+    if not HotPath.supports(connection_class, kw):
+        return None
+    return kw, kw.get("socket_connect_timeout") or 2.0
 
 
 def _shutting_down() -> ShuttingDown:

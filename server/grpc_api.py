@@ -24,7 +24,7 @@ from server import codec, deadlines, errors
 from server.errors import BadRequest, Unauthenticated
 from server.limits import LimitInterceptor, Limits
 from server.service import Referee
-from server.store import StoreUnavailable
+from server.store import StoreBusy, StoreUnavailable
 
 SERVICE_NAME = rpb.DESCRIPTOR.services_by_name["RefereeService"].full_name
 # What reflection serves besides the services' own files: the types of the error details (google.rpc.Status,
@@ -285,6 +285,8 @@ async def watch_storage(
         started = loop.time()
         try:
             await referee.store.ping(ping_timeout)
+            ok = True
+        except StoreBusy:  # Redis answers; this process is only busy with it
             ok = True
         except StoreUnavailable:
             ok = False

@@ -68,6 +68,10 @@ class CommitOutcomeUnknown(StoreUnavailable):
     (never after this: its fence has passed). Resend the request with the same request_id to learn which."""
 
 
+class StoreBusy(StoreUnavailable):
+    """Redis is reachable, but every connection of this process to it is busy: retry a little later."""
+
+
 def game_key(game_id: str) -> str:
     """The game hash key (``game_id`` must already be validated: no braces)."""
     return f"game:{{{game_id}}}"
@@ -88,22 +92,55 @@ def game_keys(game_id: str) -> list[str]:
     return [game_key(game_id), log_key(game_id), idem_key(game_id)]
 
 
-def connect(url: str, *, cluster: bool = False) -> RedisClient:
+POOL_MAX_CONNECTIONS = 6  # redis-py's pool (the hot path's own connection and the event subscriber are apart)
+POOL_TIMEOUT_S = 1.0  # how long a command waits for a connection of a full pool before it is refused
+
+
+class PoolExhausted(rexc.ConnectionError):
+    """Every connection of the client's pool stayed busy for the pool's whole wait time."""
+
+
+class _BoundedPool(aioredis.BlockingConnectionPool):
+    """redis-py's blocking pool (at most ``max_connections``, a command waits up to ``timeout`` seconds for one),
+    saying "pool exhausted" by its own type rather than as any lost connection."""
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().get_connection(*args, **kwargs)  # type: ignore[no-untyped-call]
+        except rexc.ConnectionError as exc:
+            if isinstance(exc.__cause__, TimeoutError):  # the wait for a free connection timed out
+                raise PoolExhausted(f"all {self.max_connections} Redis connections busy for {self.timeout}s") from exc
+            raise
+
+
+def connect(
+    url: str,
+    *,
+    cluster: bool = False,
+    max_connections: int = POOL_MAX_CONNECTIONS,
+    pool_timeout_s: float = POOL_TIMEOUT_S,
+) -> RedisClient:
     """A Redis client for ``url``; ``cluster`` (or a ``redis-cluster://`` URL) gives a Redis Cluster client.
 
-    No socket timeout in redis-py itself (it costs an extra asyncio task per command): GameStore bounds every
-    operation with one cheap ``asyncio.timeout`` instead."""
+    A standalone client holds at most ``max_connections`` connections, however many games are watched or played
+    (a full pool makes a command wait up to ``pool_timeout_s``, then ``StoreBusy``). No socket timeout in redis-py
+    itself (it costs an extra asyncio task per command): GameStore bounds every operation with one cheap
+    ``asyncio.timeout`` instead."""
     if url.startswith("redis-cluster://"):
         url, cluster = "redis://" + url.removeprefix("redis-cluster://"), True
     # Few, quick retries: a Redis that is down must become UNAVAILABLE in well under a second, not after 10 tries.
     retry = Retry(ExponentialBackoff(cap=0.05, base=0.01), 2)
     if cluster:
         return RedisCluster.from_url(url, socket_timeout=None, socket_connect_timeout=2.0, retry=retry)
-    return aioredis.Redis.from_url(url, socket_timeout=None, socket_connect_timeout=2.0, retry=retry)
+    pool = _BoundedPool.from_url(url, max_connections=max_connections, timeout=pool_timeout_s, socket_timeout=None,
+                                 socket_connect_timeout=2.0, retry=retry)  # fmt: skip
+    return aioredis.Redis.from_pool(pool)
 
 
 def _unavailable(exc: BaseException, seconds: float) -> StoreUnavailable | None:
     """The StoreUnavailable that a Redis error means, None for an error that is a bug."""
+    if isinstance(exc, PoolExhausted):
+        return StoreBusy(str(exc))
     if isinstance(exc, TimeoutError):  # the operation took too long (its connection is dropped)
         return StoreUnavailable(f"Redis did not answer within {seconds}s")
     if isinstance(exc, rexc.ConnectionError | rexc.TimeoutError | rexc.ClusterError | OSError):
@@ -413,18 +450,6 @@ class GameStore:
     async def events_after(self, game_id: str, version: int, count: int | None = None) -> list[StoredEvent]:
         """Events with a version greater than ``version``, oldest first (at most ``count``)."""
         return await self.events_since(game_id, (version, MAX_SEQ), count)
-
-    async def wait_events(self, game_id: str, after: tuple[int, int], block_ms: int) -> list[StoredEvent]:
-        """Events after log position ``after`` = (version, index), waiting up to ``block_ms`` for one (by polling
-        the log every 50 ms: a stopgap until the watch fan-out wakes on the commit's PUBLISH)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + block_ms / 1000
-        while True:
-            events = await self.events_since(game_id, after)
-            left = deadline - loop.time()
-            if events or left <= 0:
-                return events
-            await asyncio.sleep(min(0.05, left))
 
     async def last_position(self, game_id: str) -> tuple[int, int]:
         """Log position of the game's newest event, (0, 0) when there is none."""

@@ -56,6 +56,7 @@ def test_a_match_on_a_redis_cluster(cluster_node: RedisProcess) -> None:
             )
             assert again == moved  # the resend's answer, rebuilt from the log, through the cluster client
         streamed = [m.event.kind for m in watch]  # ends with the match
+        assert server.referee is not None and server.referee.hub.subscriber_connects >= 1  # woken by Pub/Sub
         assert streamed[-1] == "match_ended" and "knocked" in streamed
         view = client.view(game, game.tokens[1])
         assert view.phase == pb.PHASE_MATCH_OVER and list(view.result.totals) == [0, 25]

@@ -3,20 +3,15 @@ the state cache. (The whole process under load: tests/server/test_soak.py.)"""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import secrets
 
 import pytest
 
 import engine
-from server import cache, codec, events, memo, service
+from server import cache, codec, memo, service
 from server.cache import StateCache, config_json, progress_json, state_entry_bytes
-from server.errors import TooMuch
-from server.events import EventHub
 from server.memo import MIB, Memo
-from server.redis_launcher import RedisProcess
-from server.store import GameStore, StoredGame, connect, events_key
+from server.store import StoredGame
 
 
 def test_a_memo_table_is_bounded_by_entries_and_by_bytes() -> None:
@@ -87,30 +82,4 @@ def test_the_state_cache_is_bounded_by_games_and_by_bytes() -> None:
     assert len(by_count) == 4 and by_count.nbytes == 4 * entry
 
 
-def test_a_watcher_whose_queue_passes_its_bytes_is_cut_off(redis_server: RedisProcess) -> None:
-    """Few events, but large: the queue of a watcher that does not read is bounded by bytes too."""
-
-    async def body() -> None:
-        store = GameStore(connect(redis_server.url))
-        hub = EventHub(store, block_ms=50)
-        game_id = "bytes_" + secrets.token_hex(8)
-        await store.client.xadd(events_key(game_id), {"e": b"{}"}, id="1-1")
-        feed = hub.follow(game_id, (0, 0))
-        try:
-            assert (await anext(feed)).version == 1  # registered and reading; then it stops reading
-            payload = b"x" * (256 * 1024)
-            count = events.QUEUE_BYTES // len(payload) + 2
-            assert count < events.QUEUE_LIMIT  # the count alone would not cut it off
-            for v in range(2, 2 + count):
-                await store.client.xadd(events_key(game_id), {"e": payload}, id=f"{v}-1")
-            with pytest.raises(TooMuch) as cut:
-                for _ in range(count + 1):  # what was queued went; the error comes first
-                    await asyncio.wait_for(anext(feed), 30)
-            assert cut.value.code == "WATCHER_TOO_SLOW"
-        finally:
-            await feed.aclose()
-            await store.client.delete(events_key(game_id))
-            await hub.close(drain_s=0)
-            await store.close()
-
-    asyncio.run(body())
+# A watcher's queue bounded by bytes: tests/server/test_fanout.py (test_a_watcher_too_slow_is_cut_...)

@@ -315,6 +315,7 @@ EXEMPT: dict[str, str] = {
     "COMMIT_OUTCOME_UNKNOWN": "needs Redis to stop answering while a commit is in flight: provoked with SIGSTOP in "
                               "tests/server/test_faults_commit.py and tests/clients/test_commit_outcome.py",
     "STORED_BY_EARLIER_VERSION": "needs a game written in the earlier layout: provoked in tests/server/test_matches.py",
+    "STORAGE_BUSY": "needs the process's connection pool held busy: provoked in tests/server/test_fanout.py",
     "DEADLINE_TOO_SHORT": "a call must reach the storage with under 10 ms of its deadline left; a client that close "
                           "to its deadline sees its own DEADLINE_EXCEEDED first: shown at the store in "
                           "tests/server/test_storage_faults.py",

@@ -229,20 +229,6 @@ def test_concurrent_commits_on_one_version_apply_exactly_one(redis_server: Redis
     run(redis_server, body)
 
 
-def test_wait_events_returns_what_comes_after_a_position(redis_server: RedisProcess) -> None:
-    async def body(store: GameStore) -> None:
-        gid = new_id()
-        await make_game(store, gid)
-        waiter = asyncio.ensure_future(store.wait_events(gid, (0, 1), block_ms=5000))
-        await asyncio.sleep(0.05)
-        await commit(store, gid, base_version=0, state_json="s1", commit_id="c", events=["a", "b"])
-        got = await waiter
-        assert [(e.version, e.index) for e in got] == [(1, 1), (1, 2)]
-        assert await store.wait_events(gid, (1, 2), block_ms=50) == []
-
-    run(redis_server, body)
-
-
 def test_an_unreachable_redis_is_store_unavailable(private_redis: RedisProcess) -> None:
     private_redis.stop()
 

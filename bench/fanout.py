@@ -1,0 +1,381 @@
+"""Fan-out benchmark: many WatchGame streams over many games on one referee while bots play, through the real
+referee and a real Redis; checks that every stream gets every event once and in order.
+
+Set-up: a private redis-server (appendonly, `appendfsync everysec`, on a Unix socket, as the zero-setup `serve`
+runs it) and one `rummy-referee serve` process over it. This process creates `--games` Gin games (spectators
+allowed) and opens `--watchers` WatchGame streams on each (seat 0, seat 1, then spectators), over `--channels`
+gRPC connections, and waits until every stream has its snapshot. Then one coroutine per game plays both seats
+(SubmitMove with expected_version, the next move decided from the previous response, as bench/service.py does),
+pacing the games so that all together make about `--rate` moves per second, for `--seconds`. Then it waits until
+every stream has every event up to its game's last version, and compares each stream with the game's stored log
+(GetReplay, organizer token): the events after the stream's snapshot, each once, in order.
+
+Figures: `fanout_p99_ms` is commit to delivery: from the moment this process has the SubmitMove answer to each
+watcher's receipt of each event of that move (0 when the event arrives first), the 99th percentile over every
+delivery. `redis_connections` is the most connections the referee held to Redis (`CLIENT LIST` sampled every
+0.2 s during the run, this process's own connection left out: the Redis is private to the bench).
+`fanout_streams_failed` counts the streams that ended with an error, or whose events differ from the log.
+
+    python bench/fanout.py [--games 200] [--watchers 5] [--seconds 10] [--rate 100] [--channels 10]
+
+Debugging aids: FANOUT_DUMP=<file> writes every delivery (answer time, latency, game, version, watcher) as JSON;
+FANOUT_PROFILE=<file> runs the referee under cProfile.
+
+Human-readable lines first; the last line is one JSON object: fanout_streams_failed, fanout_p99_ms,
+redis_connections, and more (streams, games, moves, deliveries, fanout_p50_ms, fanout_max_ms, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# `python bench/fanout.py` puts bench/ first on sys.path, where bench/engine.py would shadow the `engine` package.
+_BENCH_DIR = Path(__file__).resolve().parent
+_ROOT = _BENCH_DIR.parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH_DIR]
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+try:
+    import grpc
+except ModuleNotFoundError:  # a plain `python bench/fanout.py`: run again in the project's .venv (make venv)
+    _VENV = _ROOT / ".venv"
+    if (_VENV / "bin" / "python").exists() and Path(sys.prefix).resolve() != _VENV.resolve():
+        os.execv(_VENV / "bin" / "python", [str(_VENV / "bin" / "python"), *sys.argv])
+    raise SystemExit("bench/fanout.py needs the project installed: run `make venv` first") from None
+
+import redis.asyncio as aioredis  # noqa: E402
+
+from rummy_pb.rummy.v1 import game_pb2 as pb  # noqa: E402
+from rummy_pb.rummy.v1 import referee_pb2 as rpb  # noqa: E402
+from rummy_pb.rummy.v1 import referee_pb2_grpc  # noqa: E402
+from server.redis_launcher import start_redis  # noqa: E402
+
+ORGANIZER = "bench-organizer"
+DRAW = pb.Move(draw_stock=pb.Move.DrawStock())
+DECLARE = pb.Move(declare=pb.Move.Declare(best=True))
+PASS = pb.Move(pass_turn=pb.Move.PassTurn())
+KNOCKS = ("knock", "big_gin")
+ORGANIZER_MD = (("authorization", f"Bearer {ORGANIZER}"),)
+
+Position = tuple[int, int]
+
+
+@dataclass
+class Game:
+    """One game: its tokens, the driver's latest view, and when each version's answer arrived."""
+
+    game_id: str
+    tokens: dict[int, str]
+    spectator: str
+    view: pb.GameView = field(default_factory=pb.GameView)
+    answered: dict[int, float] = field(default_factory=dict)
+    moves: int = 0
+    move_errors: int = 0
+
+    def md(self, seat: int) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.tokens[seat]}"),)
+
+
+@dataclass
+class Stream:
+    """One WatchGame stream: its snapshot's version, what it received and when, how it ended."""
+
+    game: Game
+    token: str
+    snapshot_version: int = -1
+    received: list[Position] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)
+    error: str = ""
+    ended: bool = False  # after match_ended
+
+    @property
+    def last_version(self) -> int:
+        return self.received[-1][0] if self.received else self.snapshot_version
+
+
+def next_move(view: pb.GameView, rng: random.Random) -> tuple[int, pb.Move]:
+    """Both seats of a Gin game from the mover's responses alone (as bench/service.py's GameDriver)."""
+    seat = view.to_act
+    if view.phase == pb.PHASE_DRAW:
+        return seat, DRAW
+    if view.phase == pb.PHASE_LAYOFF:
+        return seat, DECLARE
+    if view.phase in (pb.PHASE_TAKE_OR_PASS, pb.PHASE_LAST_CARD):
+        return seat, PASS
+    moves = view.legal_moves
+    assert view.viewer_seat == seat and moves, "the mover's own response lists its next moves"
+    knock = next((m for m in moves if m.WhichOneof("move") in KNOCKS), None)
+    return seat, knock or moves[rng.randrange(len(moves))]
+
+
+async def watch(stub: referee_pb2_grpc.RefereeServiceStub, stream: Stream, opened: asyncio.Event) -> None:
+    """Read one stream until the match ends, the call is cancelled or fails."""
+    call = stub.WatchGame(rpb.WatchGameRequest(game_id=stream.game.game_id),
+                          metadata=(("authorization", f"Bearer {stream.token}"),))  # fmt: skip
+    try:
+        async for message in call:
+            if message.WhichOneof("update") == "snapshot":
+                stream.snapshot_version = message.snapshot.version
+                opened.set()
+                continue
+            stream.times.append(time.perf_counter())
+            stream.received.append((message.event.version, message.event.index))
+            if message.event.kind == "match_ended":
+                stream.ended = True
+    except asyncio.CancelledError:
+        call.cancel()
+        raise
+    except grpc.aio.AioRpcError as exc:
+        stream.error = f"{exc.code().name}: {exc.details()}"
+    finally:
+        opened.set()
+
+
+async def play(stub: referee_pb2_grpc.RefereeServiceStub, game: Game, interval: float, stop_at: float,
+               rng: random.Random) -> None:  # fmt: skip
+    """Moves of both seats, one every ``interval`` seconds on average, until ``stop_at`` or the match ends."""
+    got = await stub.GetGame(rpb.GetGameRequest(game_id=game.game_id), metadata=game.md(0))
+    game.view = got.view
+    await asyncio.sleep(rng.random() * interval)  # the games' moves spread over time
+    while time.perf_counter() < stop_at and game.view.phase != pb.PHASE_MATCH_OVER:
+        seat, move = next_move(game.view, rng)
+        request = rpb.SubmitMoveRequest(game_id=game.game_id, move=move, expected_version=game.view.version)
+        try:
+            response = await stub.SubmitMove(request, metadata=game.md(seat))
+        except grpc.aio.AioRpcError:
+            game.move_errors += 1
+            got = await stub.GetGame(rpb.GetGameRequest(game_id=game.game_id), metadata=game.md(0))
+            game.view = got.view if got.view.to_act == 0 else (
+                await stub.GetGame(rpb.GetGameRequest(game_id=game.game_id), metadata=game.md(got.view.to_act))
+            ).view
+        else:
+            game.answered[response.version] = time.perf_counter()
+            game.view = response.view
+            game.moves += 1
+        await asyncio.sleep(interval * (0.5 + rng.random()))
+
+
+async def stored_positions(stub: referee_pb2_grpc.RefereeServiceStub, game: Game) -> list[Position]:
+    """Positions of every event of the game's moves, from its stored log."""
+    positions: list[Position] = []
+    request = rpb.GetReplayRequest(game_id=game.game_id)
+    while True:
+        page = await stub.GetReplay(request, metadata=ORGANIZER_MD)
+        positions += [(e.version, e.index) for e in page.events if e.version]
+        if not page.HasField("next_after_version"):
+            return positions
+        request = rpb.GetReplayRequest(game_id=game.game_id, after_version=page.next_after_version)
+
+
+async def count_connections(redis_url: str, samples: list[int], stop: asyncio.Event) -> None:
+    """Every 0.2 s until ``stop``: the connections to the (private) Redis other than this one."""
+    admin = aioredis.Redis.from_url(redis_url)
+    try:
+        own = await admin.client_id()
+        while True:
+            clients = await admin.client_list()
+            samples.append(sum(1 for c in clients if int(c["id"]) != own))
+            try:
+                await asyncio.wait_for(stop.wait(), 0.2)
+                return
+            except TimeoutError:
+                pass
+    finally:
+        await admin.aclose()
+
+
+async def wait_subscribed(redis_url: str, games: int, timeout_s: float = 120.0) -> None:
+    """Until the referee is subscribed to the channels of ``games`` games (or ``timeout_s`` passed)."""
+    admin = aioredis.Redis.from_url(redis_url)
+    try:
+        deadline = time.perf_counter() + timeout_s
+        while len(await admin.pubsub_channels("game:*")) < games and time.perf_counter() < deadline:
+            await asyncio.sleep(0.05)
+    finally:
+        await admin.aclose()
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _percentile(sorted_ms: list[float], q: float) -> float:
+    if not sorted_ms:
+        return 0.0
+    return round(sorted_ms[min(len(sorted_ms) - 1, int(len(sorted_ms) * q))], 2)
+
+
+async def run(address: str, redis_url: str, args: argparse.Namespace, pids: dict[str, int]) -> dict[str, object]:
+    options = [("grpc.use_local_subchannel_pool", 1), ("grpc.max_receive_message_length", 4 << 20)]
+    channels = [grpc.aio.insecure_channel(address, options=options) for _ in range(max(1, args.channels))]
+    stubs = [referee_pb2_grpc.RefereeServiceStub(channel) for channel in channels]
+    samples: list[int] = []
+    stop_counting = asyncio.Event()
+    counter = asyncio.ensure_future(count_connections(redis_url, samples, stop_counting))
+    try:
+        seats = [pb.SeatSpec(display_name="P0", kind=pb.SEAT_KIND_BOT),
+                 pb.SeatSpec(display_name="P1", kind=pb.SEAT_KIND_BOT)]  # fmt: skip
+        games: list[Game] = []
+        for i in range(args.games):
+            created = await stubs[i % len(stubs)].CreateGame(
+                rpb.CreateGameRequest(profile="gin", seats=seats, allow_spectators=True)
+            )
+            tokens = {t.seat: t.token for t in created.seat_tokens}
+            games.append(Game(created.game_id, tokens, created.spectator_token))
+        streams = [
+            Stream(game, [game.tokens[0], game.tokens[1]][w] if w < 2 else game.spectator)
+            for game in games
+            for w in range(args.watchers)
+        ]
+        t0 = time.perf_counter()
+        opened = [asyncio.Event() for _ in streams]
+        readers = [
+            asyncio.ensure_future(watch(stubs[n % len(stubs)], stream, event))
+            for n, (stream, event) in enumerate(zip(streams, opened, strict=True))
+        ]
+        await asyncio.wait_for(asyncio.gather(*(event.wait() for event in opened)), 600)
+        print(f"{len(streams)} streams over {len(games)} games open in {time.perf_counter() - t0:.1f}s "
+              f"({sum(1 for s in streams if s.error)} failed)", flush=True)  # fmt: skip
+
+        # the streams are open; wait until the referee follows every game (subscribed to its channel), and a little
+        await wait_subscribed(redis_url, len(games))
+        await asyncio.sleep(0.5)
+
+        interval = len(games) / args.rate
+        stop_at = time.perf_counter() + args.seconds
+        rng = random.Random(1)
+        cpu_before = {name: cpu_s(pid) for name, pid in pids.items()}
+        await asyncio.gather(*(
+            play(stubs[i % len(stubs)], game, interval, stop_at, random.Random(rng.random()))
+            for i, game in enumerate(games)
+        ))  # fmt: skip
+        moves = sum(g.moves for g in games)
+        cpu = {name: cpu_s(pid) - cpu_before[name] for name, pid in pids.items()}
+        print(f"{moves} moves in {args.seconds:.0f}s ({moves / args.seconds:.0f}/s), "
+              f"{sum(g.move_errors for g in games)} refused; CPU share while playing: "
+              + ", ".join(f"{name} {used / args.seconds:.0%}" for name, used in cpu.items()), flush=True)  # fmt: skip
+
+        final = {g.game_id: g.view.version for g in games}
+        deadline = time.perf_counter() + 120
+        while time.perf_counter() < deadline and any(
+            not s.error and not s.ended and s.last_version < final[s.game.game_id] for s in streams
+        ):
+            await asyncio.sleep(0.1)
+        for reader in readers:
+            reader.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+
+        logs = await asyncio.gather(*(stored_positions(stubs[0], g) for g in games))
+        stored = {g.game_id: log for g, log in zip(games, logs, strict=True)}
+        failed = wrong = 0
+        latencies: list[float] = []
+        dump: list[tuple[float, float, str, int, str]] = []
+        for s in streams:
+            expected = [p for p in stored[s.game.game_id] if p[0] > s.snapshot_version]
+            if s.error:
+                failed += 1
+                if failed <= 5:
+                    print(f"stream of {s.game.game_id} failed: {s.error}", flush=True)
+                continue
+            if s.received != expected:
+                wrong += 1
+                if wrong <= 5:
+                    print(f"stream of {s.game.game_id}: {len(s.received)} events, {len(expected)} expected",
+                          flush=True)  # fmt: skip
+                continue
+            for (version, _), received_at in zip(s.received, s.times, strict=True):
+                answered = s.game.answered.get(version)
+                if answered is not None:
+                    latencies.append(max(0.0, received_at - answered) * 1000)
+                    if os.environ.get("FANOUT_DUMP"):
+                        dump.append((answered - t0, received_at - answered, s.game.game_id, version, s.token[:2]))
+        latencies.sort()
+        if dump:
+            Path(os.environ["FANOUT_DUMP"]).write_text(json.dumps(sorted(dump)))
+        stop_counting.set()
+        await counter
+        results: dict[str, object] = {
+            "fanout_streams_failed": failed + wrong,
+            "fanout_p99_ms": _percentile(latencies, 0.99),
+            "redis_connections": max(samples, default=0),
+            "fanout_p50_ms": _percentile(latencies, 0.50),
+            "fanout_max_ms": _percentile(latencies, 1.0),
+            "streams": len(streams),
+            "streams_errored": failed,
+            "streams_wrong": wrong,
+            "games": len(games),
+            "moves": moves,
+            "moves_per_s": round(moves / args.seconds, 1),
+            "deliveries": len(latencies),
+            **{f"cpu_{name}_us_per_move": round(used / max(1, moves) * 1e6) for name, used in cpu.items()},
+        }
+        print(f"deliveries {len(latencies)}: p50 {results['fanout_p50_ms']} ms, p99 {results['fanout_p99_ms']} ms, "
+              f"max {results['fanout_max_ms']} ms; streams failed {failed}, wrong {wrong}; referee's Redis "
+              f"connections at most {results['redis_connections']}", flush=True)  # fmt: skip
+        return results
+    finally:
+        stop_counting.set()
+        counter.cancel()
+        for channel in channels:
+            await channel.close(None)
+
+
+def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PYTHONPATH": str(_ROOT), "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
+    process = subprocess.Popen(
+        [sys.executable, *(["-m", "cProfile", "-o", os.environ["FANOUT_PROFILE"]] if os.environ.get("FANOUT_PROFILE")
+                           else []),
+         "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_url, "--grace", "1"],
+        cwd=_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if "listening on" not in line:
+        process.kill()
+        raise SystemExit(f"the referee did not start: {line!r}")
+    return process, line.split()[-1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--games", type=int, default=200, help="games played at once")
+    parser.add_argument("--watchers", type=int, default=5, help="WatchGame streams per game")
+    parser.add_argument("--seconds", type=float, default=10.0, help="how long the bots play")
+    parser.add_argument("--rate", type=float, default=100.0, help="moves per second, all games together")
+    parser.add_argument("--channels", type=int, default=10, help="gRPC connections of this process to the referee")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="rummy-fanout-") as data:
+        redis = start_redis(data, appendfsync="everysec", unix_socket=True)
+        server: subprocess.Popen[str] | None = None
+        try:
+            server, address = _start_server(redis.url)
+            print(f"referee {address} (pid {server.pid}); redis {redis.url}; {os.cpu_count()} cores", flush=True)
+            pids = {"referee": server.pid, "bench": os.getpid(), "redis": redis.pid}
+            results = asyncio.run(run(address, redis.url, args, pids))
+        finally:
+            if server is not None:
+                server.send_signal(signal.SIGTERM)
+                server.wait(30)
+            redis.stop()
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
