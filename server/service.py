@@ -16,6 +16,7 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import logging
 import re
 import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -46,6 +47,8 @@ from server.events import EventHub
 from server.model import Caller, GameSpec
 from server.open_games import OpenGames, release_quietly
 from server.store import MAX_SEATS, MAX_SEQ, GameStore, StoredEvent, StoredGame
+
+log = logging.getLogger("rummy_referee")
 
 _GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_NAME = 64
@@ -87,6 +90,18 @@ def new_secret(prefix: str, nbytes: int) -> str:
     return prefix + secrets.token_urlsafe(nbytes)
 
 
+@dataclasses.dataclass(slots=True)
+class Tallies:
+    """What the referee counts for its metrics (server.metrics reads them when scraped): plain integers, so that
+    counting costs the hot path nothing worth measuring."""
+
+    conflicts: int = 0  # commits that found the game at another version
+    retries: int = 0  # moves loaded and applied again (after a conflict, or a stale cached state)
+    replays: int = 0  # moves answered from their idempotency record
+    games_created: int = 0
+    games_finished: int = 0
+
+
 def check_game_id(game_id: str) -> None:
     """Refuse ids that cannot be ours (they would also be unsafe inside a Redis key)."""
     if not _GAME_ID.fullmatch(game_id):
@@ -121,6 +136,7 @@ class Referee:
         self._organizer_hash = token_hash(organizer_token) if organizer_token else None
         self._max_attempts = max_attempts
         self._states = StateCache()
+        self.tallies = Tallies()
 
     # ---------------------------------------------------------------------------------------- authorization
 
@@ -251,6 +267,8 @@ class Referee:
             raise
         if not stored:
             raise RuntimeError("a fresh random game id was taken")
+        self.tallies.games_created += 1
+        log.info("game created: %s, %d seats", spec.profile or "gin", len(spec.seats), extra={"game_id": game_id})
         created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), stored_config, None)
         return {
             "game_id": game_id,
@@ -327,10 +345,14 @@ class Referee:
                     response = None  # perhaps refused only because the cache is stale: the loading path decides
                 if response is not None:
                     return response
-        for _ in range(self._max_attempts):
+                self.tallies.retries += 1
+        for attempt in range(self._max_attempts):
+            if attempt:
+                self.tallies.retries += 1
             game = await self._load(game_id, idem_field)
             seat = self._mover(game, token)
             if game.idem_record is not None:
+                self.tallies.replays += 1
                 return _replayed(game.idem_record, move_hash)
             _check_version(game.version, expected_version)
             response = await self._commit_move(game, self._states.get(game), seat, move, move_hash, idem_field)
@@ -372,11 +394,17 @@ class Referee:
         )
         if result.outcome == "ok":
             self._states.put(StoredGame(game.game_id, new_json, version, game.meta, game.config, None), new_state)
-            if self.open_games is not None and new_state.phase == "match_over":
-                self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
+            if new_state.phase == "match_over":
+                self.tallies.games_finished += 1
+                log.info("match over at version %d", version, extra={"game_id": game.game_id})
+                if self.open_games is not None:
+                    self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
             return response
         if result.outcome == "dup":
+            self.tallies.replays += 1
             return _replayed(result.record, move_hash)
+        if result.outcome == "conflict":
+            self.tallies.conflicts += 1
         self._states.forget(game.game_id)
         if result.outcome == "missing":
             raise GameNotFound("GAME_NOT_FOUND", f"no game {game.game_id}")
