@@ -3,8 +3,9 @@
 A JSON line has ``time`` (UTC, ISO 8601, milliseconds), ``level``, ``logger``, ``message`` and, where known,
 ``method``, ``game_id`` and ``request_id``: the transport sets those for each call (``call_context``, a
 contextvar, so that every line logged while the call runs carries them), and a log call may give them itself
-(``extra={"game_id": ...}``). An exception is logged as its type and its stack, never its message (an
-exception's text could name a card: hidden information stays out of the logs, whatever the log format).
+(``extra={"game_id": ...}``). An exception is logged as its type and where it was raised (file, line and
+function of each frame), never its message nor the source lines (either could name a card: hidden information
+stays out of the logs).
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info and record.exc_info[0] is not None:
             kind, _, tb = record.exc_info
             line["exc_type"] = kind.__name__
-            line["stack"] = "".join(traceback.format_tb(tb)).rstrip()  # where, never the message (a card?)
+            # where it happened (file, line, function), never the message nor the source text: either could name a card
+            frames = reversed(traceback.extract_tb(tb))
+            line["stack"] = " < ".join(f"{f.filename}:{f.lineno} in {f.name}" for f in frames)
         return json.dumps(line, ensure_ascii=False)
 
 

@@ -30,7 +30,6 @@ import asyncio
 import contextlib
 import inspect
 import logging
-import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -198,7 +197,6 @@ class ObserveInterceptor(_Interceptor):
     def __init__(self, metrics: Metrics | None) -> None:
         self.metrics = metrics
         self._wrapped: dict[str, tuple[Handler, Handler]] = {}
-        self._lock = threading.Lock()
 
     async def intercept_service(
         self, continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler]], details: grpc.HandlerCallDetails

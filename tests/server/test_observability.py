@@ -5,6 +5,7 @@ carries the game's id and no card."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import random
 import re
@@ -22,6 +23,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.logs import JsonFormatter, call_context
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import Client, Game, ServerThread, bot_move, expect_error, md, move_from_text
 
@@ -252,3 +254,24 @@ def test_json_log_of_a_played_game_has_its_id_and_no_card(served: Served) -> Non
                 assert re.fullmatch(r"[A-Za-z0-9_-]*", text), line
                 continue
             assert not CARD.search(text), f"a card in the log: {line}"
+
+
+def test_json_lines_take_the_call_context_and_never_an_exception_text() -> None:
+    formatter = JsonFormatter()
+    token = call_context.set(("SubmitMove", "g_abc", "move-1"))
+    try:
+        try:
+            raise RuntimeError("the hand was AS KD 7C")
+        except RuntimeError:
+            info = sys.exc_info()
+            record = logging.LogRecord("rummy_referee", logging.ERROR, __file__, 1, "internal error", (), info)
+        line = json.loads(formatter.format(record))
+    finally:
+        call_context.reset(token)
+    assert line["message"] == "internal error" and line["level"] == "ERROR" and line["logger"] == "rummy_referee"
+    assert (line["method"], line["game_id"], line["request_id"]) == ("SubmitMove", "g_abc", "move-1")
+    assert line["exc_type"] == "RuntimeError" and "test_observability.py" in line["stack"]
+    assert "AS KD" not in json.dumps(line)
+    outside = json.loads(formatter.format(logging.LogRecord("x", logging.INFO, __file__, 1, "hello %s", ("you",),
+                                                            None)))  # fmt: skip
+    assert outside["message"] == "hello you" and "game_id" not in outside and outside["time"].endswith("Z")
