@@ -24,6 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.logs import JsonFormatter, call_context
+from server.metrics import Metrics
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import Client, Game, ServerThread, bot_move, expect_error, md, move_from_text
 
@@ -275,3 +276,14 @@ def test_json_lines_take_the_call_context_and_never_an_exception_text() -> None:
     outside = json.loads(formatter.format(logging.LogRecord("x", logging.INFO, __file__, 1, "hello %s", ("you",),
                                                             None)))  # fmt: skip
     assert outside["message"] == "hello you" and "game_id" not in outside and outside["time"].endswith("Z")
+
+
+def test_exposition_serves_either_text_format() -> None:
+    """The body any HTTP server can send for /metrics, in the format the scraper asks for."""
+    metrics = Metrics()
+    metrics.move_refused("NOT_YOUR_TURN")
+    body, content_type = metrics.exposition(None)
+    assert content_type.startswith("text/plain")
+    assert b'rummy_moves_total{outcome="refused",reason="NOT_YOUR_TURN"} 1.0' in body
+    body, content_type = metrics.exposition("application/openmetrics-text; version=1.0.0")
+    assert content_type.startswith("application/openmetrics-text") and body.rstrip().endswith(b"# EOF")
