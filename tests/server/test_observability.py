@@ -56,13 +56,12 @@ def _wait_for_line(path: Path, prefix: str, process: subprocess.Popen[bytes], ti
     raise AssertionError(f"no {prefix!r} line (exit {process.poll()}): {path.read_text(errors='replace')}")
 
 
-@pytest.fixture(scope="module")
-def served(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    directory = tmp_path_factory.mktemp("observed")
+def start_serve(redis_url: str, directory: Path) -> Served:
+    """`rummy-referee serve --metrics-port 0 --log-format json` on a free port: once it has said where it listens."""
     stdout, log = directory / "stdout", directory / "stderr.jsonl"
     with stdout.open("wb") as out, log.open("wb") as err:
         process = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_server.url,
+            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_url,
              "--metrics-port", "0", "--log-format", "json", "--grace", "1", "--games-per-minute", "1000000",
              "--requests-per-second", "1000000", "--request-burst", "1000000"],
             cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
@@ -70,16 +69,29 @@ def served(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory)
     try:
         listening = _wait_for_line(stdout, "rummy-referee listening on ", process)
         metrics = _wait_for_line(stdout, "rummy-referee metrics on ", process)
-        address = listening.split()[-1]
-        yield Served(process, address, f"http://{metrics.split()[-1]}/metrics", stdout, log)
+    except BaseException:
+        stop_serve(process)
+        raise
+    return Served(process, listening.split()[-1], f"http://{metrics.split()[-1]}/metrics", stdout, log)
+
+
+def stop_serve(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def served(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    served = start_serve(redis_server.url, tmp_path_factory.mktemp("observed"))
+    try:
+        yield served
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(10)
+        stop_serve(served.process)
 
 
 def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -287,3 +299,27 @@ def test_exposition_serves_either_text_format() -> None:
     assert b'rummy_moves_total{outcome="refused",reason="NOT_YOUR_TURN"} 1.0' in body
     body, content_type = metrics.exposition("application/openmetrics-text; version=1.0.0")
     assert content_type.startswith("application/openmetrics-text") and body.rstrip().endswith(b"# EOF")
+
+
+def test_storage_failures_are_counted(private_redis: RedisProcess, tmp_path: Path) -> None:
+    """Redis gone: the move is refused STORAGE_UNAVAILABLE, and the storage operation that failed is counted."""
+    served = start_serve(private_redis.url, tmp_path)
+    client = Client(served.address)
+    try:
+        game = client.create("gin")
+        before = scrape(served.metrics_url)
+        private_redis.stop()
+        with expect_error(grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE"):
+            client.move(game, game.tokens[1], move_from_text("draw stock"))
+        after = scrape(served.metrics_url)
+        assert value(after, "rummy_moves_total", outcome="refused", reason="STORAGE_UNAVAILABLE") == 1
+        assert value(after, "rummy_rpc_handled_total", method=SUBMIT, code="UNAVAILABLE") == 1
+
+        def errors(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float]) -> float:
+            return sum(v for (name, _), v in samples.items() if name == "rummy_storage_errors_total")
+
+        assert errors(after) - errors(before) >= 1
+        assert value(after, "rummy_storage_errors_total", op="create") == 0
+    finally:
+        client.close()
+        stop_serve(served.process)
