@@ -17,6 +17,7 @@ in `--rounds` rounds, each round both kinds back to back (alternating which goes
 medians over the rounds; the ratio is the median of the rounds' own moves/echo ratios.
 
     .venv/bin/python bench/service.py [--seconds 2] [--rounds 5] [--levels 1,16,64] [--servers 2] [--redis-url URL]
+                                      [--observe]   # referees with --metrics-port 0 --log-format json
 
 Human-readable lines first (rate with its range over the rounds, CPU per operation of the client, of all
 referees together and of Redis); the last line is one JSON object: moves_per_s_1, moves_per_s_16,
@@ -214,12 +215,12 @@ async def measure(
     return results
 
 
-def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
+def _start_server(redis_url: str, extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": str(_ROOT), "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
     process = subprocess.Popen(
         [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_url, "--grace", "1",
          # limits far above the bench's rates (it creates games without a token), but on: their cost is measured
-         "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000"],
+         "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000", *extra],
         cwd=_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     assert process.stdout is not None
@@ -237,14 +238,17 @@ def main() -> None:
     parser.add_argument("--levels", default="1,16,64", help="concurrent games (and echo loops)")
     parser.add_argument("--servers", type=int, default=2, help="referee processes (the echo uses the same ones)")
     parser.add_argument("--redis-url", default=None, help="an existing Redis (default: a private redis-server)")
+    parser.add_argument("--observe", action="store_true",
+                        help="referees with their metrics and JSON logs on (--metrics-port 0 --log-format json)")
     args = parser.parse_args()
+    extra = ("--metrics-port", "0", "--log-format", "json") if args.observe else ()
     levels = [int(x) for x in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="rummy-bench-") as data:
         redis = None if args.redis_url else start_redis(data, appendfsync="everysec", unix_socket=True)
         url = args.redis_url or (redis.url if redis else "")
         servers: list[tuple[subprocess.Popen[str], str]] = []
         try:
-            servers += [_start_server(url) for _ in range(max(1, args.servers))]
+            servers += [_start_server(url, extra) for _ in range(max(1, args.servers))]
             listed = ", ".join(f"{address} (pid {process.pid})" for process, address in servers)
             print(f"referees {listed}; redis {url}; {os.cpu_count()} cores", flush=True)
             pids = {"client": [os.getpid()], "referee": [process.pid for process, _ in servers]}

@@ -20,6 +20,7 @@ import signal
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -30,6 +31,8 @@ from server.cache import STATE_CACHE_GAMES, STATE_CACHE_MIB, StateCache
 from server.durability import MODES, DurabilityError, check_durability
 from server.grpc_api import SERVICE_NAME, create_server, set_serving, shutdown, watch_storage
 from server.limits import Limits
+from server.logs import FORMATS, configure
+from server.metrics import Metrics, start_metrics_server, watch_open_games
 from server.redis_launcher import (
     DataDirLock,
     RedisLaunchError,
@@ -40,6 +43,7 @@ from server.redis_launcher import (
 )
 from server.service import Referee
 from server.store import MAX_TTL_S, STORAGE_TIMEOUT_S, GameStore, connect
+from server.tls import TlsError, TlsFiles, channel_credentials, load_tls
 
 log = logging.getLogger("rummy_referee")
 
@@ -237,8 +241,30 @@ def _parser() -> argparse.ArgumentParser:
         help="warn: log what Redis keeps across a crash, a WARNING if nothing (default); strict: refuse to start "
         "unless Redis has appendonly yes and appendfsync always (the private Redis is then started so)",
     )
+    serve.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (on --host; 0: a free port, printed at start; "
+        "default: off)",
+    )
+    serve.add_argument("--log-format", choices=FORMATS, default="text",
+                       help="text (default) or json: one JSON object per line, with the call's method, game_id and "
+                       "request_id")  # fmt: skip
+    serve.add_argument("--tls-cert", type=Path, default=None, help="serve gRPC over TLS with this certificate "
+                       "chain (PEM; needs --tls-key)")  # fmt: skip
+    serve.add_argument("--tls-key", type=Path, default=None, help="the private key of --tls-cert (PEM)")
+    serve.add_argument("--tls-client-ca", type=Path, default=None, help="mutual TLS: refuse clients without a "
+                       "certificate signed by this CA (PEM)")  # fmt: skip
     health = commands.add_parser("health", help="exit 0 if a referee answers SERVING (container health checks)")
     health.add_argument("--address", default="127.0.0.1:50051", help="host:port of the referee")
+    health.add_argument("--tls", action="store_true", help="connect over TLS (the system's roots unless --ca-file)")
+    health.add_argument("--ca-file", type=Path, default=None, help="verify the referee with this CA (PEM; implies "
+                        "--tls)")  # fmt: skip
+    health.add_argument("--client-cert", type=Path, default=None, help="mutual TLS: this client certificate (PEM)")
+    health.add_argument("--client-key", type=Path, default=None, help="mutual TLS: its private key (PEM)")
+    health.add_argument("--server-name", default=None, help="the name to verify the referee's certificate against "
+                        "(default: the host of --address)")  # fmt: skip
     verify = commands.add_parser(
         "verify", help="check a finished game's deals against the seed commitment (docs/fairness.md)"
     )
@@ -248,9 +274,24 @@ def _parser() -> argparse.ArgumentParser:
     return parser  # fmt: skip
 
 
+def _tls_files(args: argparse.Namespace) -> TlsFiles | None:
+    """The TLS files of ``serve`` (None: plaintext), or StartupError in one line."""
+    if args.tls_cert is None and args.tls_key is None:
+        if args.tls_client_ca is not None:
+            raise StartupError("--tls-client-ca needs --tls-cert and --tls-key")
+        return None
+    if args.tls_cert is None or args.tls_key is None:
+        raise StartupError("TLS needs both --tls-cert and --tls-key")
+    try:
+        return load_tls(args.tls_cert, args.tls_key, args.tls_client_ca)
+    except TlsError as exc:
+        raise StartupError(str(exc)) from None
+
+
 async def serve(args: argparse.Namespace) -> None:
     """Run until SIGTERM or SIGINT."""
     _check_port_free(args.host, args.port)  # before anything starts: nothing to undo
+    tls = _tls_files(args)
     lock, redis = _start_private_redis(args) if not args.redis_url else (None, None)
     url = redis.url if redis is not None else args.redis_url
     try:
@@ -269,14 +310,19 @@ async def serve(args: argparse.Namespace) -> None:
             request_burst=max(1, args.request_burst),
             games_per_minute=args.games_per_minute,
         )
-        server, port = _create_server(args, referee, health, limits)
+        metrics = Metrics() if args.metrics_port is not None else None
+        server, port = _create_server(args, referee, health, limits, metrics, tls)
         if lock is not None:
             lock.record(port=port)  # for a second referee on this data directory, told who has it
         await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
         await server.start()
         _tune_gc()
         monitor = asyncio.create_task(watch_storage(referee, health))
-        print(f"rummy-referee listening on {args.host}:{port}", flush=True)
+        metrics_http = _start_metrics(metrics, args.host, args.metrics_port) if metrics is not None else None
+        counting = asyncio.create_task(watch_open_games(referee, metrics)) if metrics is not None else None
+        print(f"rummy-referee listening on {args.host}:{port}{' (TLS)' if tls is not None else ''}", flush=True)
+        if metrics_http is not None:
+            print(f"rummy-referee metrics on {args.host}:{metrics_http.server_port}", flush=True)
         print(f"stop it with Ctrl-C, or SIGTERM (kill {os.getpid()}): calls in flight get {args.grace:g}s", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -287,6 +333,10 @@ async def serve(args: argparse.Namespace) -> None:
         monitor.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await monitor
+        if counting is not None:
+            counting.cancel()
+        if metrics_http is not None:
+            metrics_http.shutdown()
         await shutdown(server, referee, health, args.grace)
     finally:
         if redis is not None:
@@ -311,12 +361,27 @@ def _start_private_redis(args: argparse.Namespace) -> tuple[DataDirLock, RedisPr
 
 
 def _create_server(
-    args: argparse.Namespace, referee: Referee, health: HealthServicer, limits: Limits
+    args: argparse.Namespace,
+    referee: Referee,
+    health: HealthServicer,
+    limits: Limits,
+    metrics: Metrics | None,
+    tls: TlsFiles | None,
 ) -> tuple[grpc.aio.Server, int]:
     try:
-        return create_server(f"{args.host}:{args.port}", referee, health_servicer=health, limits=limits)
+        return create_server(
+            f"{args.host}:{args.port}", referee, health_servicer=health, limits=limits, metrics=metrics,
+            log_context=args.log_format == "json", tls=tls.server_credentials() if tls is not None else None,
+        )  # fmt: skip
     except (RuntimeError, OSError) as exc:  # the port was taken between the check and now
         raise StartupError(f"cannot listen on {args.host}:{args.port}: {_first_line(exc)}") from None
+
+
+def _start_metrics(metrics: Metrics, host: str, port: int) -> Any:
+    try:
+        return start_metrics_server(metrics, host, port)[0]
+    except OSError as exc:
+        raise StartupError(f"cannot serve metrics on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -351,9 +416,21 @@ def _tune_gc() -> None:
     gc.set_threshold(10_000, 10, 10)
 
 
-def check_health(address: str, timeout: float = 3.0) -> bool:
-    """Whether the referee at ``address`` reports SERVING through the gRPC health service."""
-    with grpc.insecure_channel(address) as channel:
+def check_health(
+    address: str,
+    timeout: float = 3.0,
+    *,
+    credentials: grpc.ChannelCredentials | None = None,
+    server_name: str | None = None,
+) -> bool:
+    """Whether the referee at ``address`` reports SERVING through the gRPC health service (over TLS with
+    ``credentials``, the certificate checked against ``server_name`` when given)."""
+    options = [("grpc.ssl_target_name_override", server_name)] if server_name else []
+    if credentials is not None:
+        channel = grpc.secure_channel(address, credentials, options)
+    else:
+        channel = grpc.insecure_channel(address)
+    with channel:
         try:
             reply = health_pb2_grpc.HealthStub(channel).Check(
                 health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout
@@ -367,18 +444,29 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `rummy-referee` command."""
     args = _parser().parse_args(argv)
     if args.command == "health":
-        return 0 if check_health(args.address) else 1
+        return _health(args)
     if args.command == "verify":
         from clients.verify import run
 
         return run(args)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure(args.log_format)
     try:
         asyncio.run(serve(args))
     except (RedisLaunchError, DurabilityError, StartupError) as exc:
         print(f"rummy-referee: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _health(args: argparse.Namespace) -> int:
+    credentials = None
+    if args.tls or args.ca_file or args.client_cert or args.client_key:
+        try:
+            credentials = channel_credentials(args.ca_file, args.client_cert, args.client_key)
+        except (TlsError, OSError) as exc:
+            print(f"rummy-referee health: {exc}", file=sys.stderr)
+            return 1
+    return 0 if check_health(args.address, credentials=credentials, server_name=args.server_name) else 1
 
 
 if __name__ == "__main__":

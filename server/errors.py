@@ -87,8 +87,7 @@ class ShuttingDown(RefereeError):
     status = grpc.StatusCode.UNAVAILABLE
 
 
-def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
-    """Status code, reason code and message for ``exc``; anything unexpected is INTERNAL and logged."""
+def _known(exc: BaseException) -> tuple[grpc.StatusCode, str, str] | None:
     if isinstance(exc, RefereeError):
         return exc.status, exc.code, exc.message
     if isinstance(exc, engine.IllegalMoveError):
@@ -107,8 +106,22 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
         return grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE", "the game storage is unreachable; retry later"
     if isinstance(exc, DeadlineTooShort):  # nothing was started: the caller may resend with a longer deadline
         return grpc.StatusCode.DEADLINE_EXCEEDED, "DEADLINE_TOO_SHORT", f"too little time left: {exc}"
+    return None
+
+
+def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
+    """Status code, reason code and message for ``exc``; anything unexpected is INTERNAL and logged."""
+    known = _known(exc)
+    if known is not None:
+        return known
     log.error("internal error", exc_info=exc)
     return grpc.StatusCode.INTERNAL, "INTERNAL", "internal error (logged on the server)"
+
+
+def reason_code(exc: BaseException) -> str:
+    """The reason code ``rpc_status(exc)`` sends, without logging anything (for the metrics)."""
+    known = _known(exc)
+    return known[1] if known is not None else "INTERNAL"
 
 
 def rpc_status(exc: BaseException) -> grpc.Status:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import grpc
 from google.protobuf.message import Message
@@ -23,6 +23,7 @@ from rummy_pb.rummy.v1 import referee_pb2_grpc
 from server import codec, deadlines, errors
 from server.errors import BadRequest, Unauthenticated
 from server.limits import LimitInterceptor, Limits
+from server.metrics import Metrics, ObserveInterceptor
 from server.service import Referee
 from server.store import StoreBusy, StoreUnavailable
 
@@ -83,8 +84,9 @@ Context = grpc.aio.ServicerContext[object, object]
 class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
     """rummy.v1.RefereeService over a Referee."""
 
-    def __init__(self, referee: Referee) -> None:
+    def __init__(self, referee: Referee, metrics: Metrics | None = None) -> None:
         self.referee = referee
+        self.metrics = metrics
 
     async def CreateGame(self, request: rpb.CreateGameRequest, context: Context) -> rpb.CreateGameResponse:
         return await _guard(context, self._create_game(request, context))
@@ -132,9 +134,14 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
                 request.expected_version if request.HasField("expected_version") else None,
                 request.request_id,
             )
-            return codec.move_response_to_proto(result)
+            response = codec.move_response_to_proto(result)
         except Exception as exc:
+            if self.metrics is not None:
+                self.metrics.move_refused(errors.reason_code(exc))
             await _fail(context, exc)
+        if self.metrics is not None:
+            self.metrics.move_accepted()
+        return response
 
     async def Resign(self, request: rpb.ResignRequest, context: Context) -> rpb.ResignResponse:
         return await _guard(context, self._resign(request, context))
@@ -241,18 +248,29 @@ def create_server(
     health_servicer: HealthServicer | None = None,
     max_message_bytes: int = MAX_MESSAGE_BYTES,
     limits: Limits | None = None,
+    metrics: Metrics | None = None,
+    log_context: bool = False,
+    tls: grpc.ServerCredentials | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """A grpc.aio server (not started) serving the referee, health checking and reflection on ``address``
     ("host:port"; port 0 picks a free one), under the per-peer ``limits`` (default: ``Limits()``, server.limits).
-    Returns the server and the port bound."""
+    ``metrics``: count and time every call into these metrics (server.metrics); ``log_context``: give the log
+    lines of each call its method, game id and request id (server.logs; implied by ``metrics``); ``tls``: serve
+    over TLS with these credentials (server.tls), else plaintext. Returns the server and the port bound."""
     limits = Limits() if limits is None else limits
-    interceptors = [LimitInterceptor(limits, referee.is_organizer)] if limits.active else []
+    interceptors: list[grpc.aio.ServerInterceptor[Any, Any]] = []
+    if metrics is not None or log_context:  # outermost: it also sees the calls the limiter refuses
+        interceptors.append(ObserveInterceptor(metrics))
+    if metrics is not None:
+        metrics.instrument(referee)
+    if limits.active:
+        interceptors.append(LimitInterceptor(limits, referee.is_organizer))
     server = grpc.aio.server(options=server_options(max_message_bytes), interceptors=interceptors)
-    _add_referee_servicer(RefereeServicer(referee), server)
+    _add_referee_servicer(RefereeServicer(referee, metrics), server)
     health_servicer = health_servicer or HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
-    port = server.add_insecure_port(address)
+    port = server.add_secure_port(address, tls) if tls is not None else server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot bind {address}")
     return server, port

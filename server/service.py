@@ -14,9 +14,11 @@ configuration when the game has moved on), the seats as they were then; the same
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import hmac
 import json
+import logging
 import re
 import secrets
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -64,6 +66,8 @@ from server.store import (
     StoreUnavailable,
 )
 
+log = logging.getLogger("rummy_referee")
+
 _GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_NAME = 64
 MAX_REQUEST_ID = 128
@@ -103,6 +107,18 @@ def new_secret(prefix: str, nbytes: int) -> str:
     return prefix + secrets.token_urlsafe(nbytes)
 
 
+@dataclasses.dataclass(slots=True)
+class Tallies:
+    """What the referee counts for its metrics (server.metrics reads them when scraped): plain integers, so that
+    counting costs the hot path nothing worth measuring."""
+
+    conflicts: int = 0  # commits that found the game at another version
+    retries: int = 0  # moves loaded and applied again (after a conflict, or a stale cached state)
+    replays: int = 0  # moves answered from their idempotency record
+    games_created: int = 0
+    games_finished: int = 0
+
+
 def check_game_id(game_id: str) -> None:
     """Refuse ids that cannot be ours (they would also be unsafe inside a Redis key)."""
     if not _GAME_ID.fullmatch(game_id):
@@ -139,6 +155,7 @@ class Referee:
         self._organizer_hash = token_hash(organizer_token) if organizer_token else None
         self._max_attempts = max_attempts
         self._states = states or StateCache()
+        self.tallies = Tallies()
 
     # ---------------------------------------------------------------------------------------- authorization
 
@@ -279,6 +296,8 @@ class Referee:
             raise
         if not stored:
             raise RuntimeError("a fresh random game id was taken")
+        self.tallies.games_created += 1
+        log.info("game created: %s, %d seats", spec.profile or "gin", len(spec.seats), extra={"game_id": game_id})
         created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), stored_config)
         return {
             "game_id": game_id,
@@ -354,7 +373,10 @@ class Referee:
                     response = None  # perhaps refused only because the cache is stale: the loading path decides
                 if isinstance(response, dict):
                     return response
-        for _ in range(self._max_attempts):
+                self.tallies.retries += 1
+        for attempt in range(self._max_attempts):
+            if attempt:
+                self.tallies.retries += 1
             game = await self._load(game_id)
             seat = self._mover(game, token)
             try:
@@ -370,6 +392,7 @@ class Referee:
                     raise CommitOutcomeUnknown(f"the request_id's record could not be read: {exc}") from exc
                 if recorded is None:
                     raise
+                self.tallies.replays += 1
                 return await self._answer_of(game, seat, recorded, move)
             if isinstance(response, dict):
                 return response
@@ -426,8 +449,11 @@ class Referee:
         )
         if result.outcome == "ok":
             self._states.put(StoredGame(game.game_id, new_json, version, game.meta, game.config, game.joins), new_state)
-            if self.open_games is not None and new_state.phase == "match_over":
-                self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
+            if new_state.phase == "match_over":
+                self.tallies.games_finished += 1
+                log.info("match over at version %d", version, extra={"game_id": game.game_id})
+                if self.open_games is not None:
+                    self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
             return {
                 "version": version,
                 "events": [
@@ -436,12 +462,15 @@ class Referee:
                 "view": self._view(game, new_state, version, seat, "seat"),
             }
         if result.outcome == "dup":
+            self.tallies.replays += 1
             try:
                 return await self._answer_of(game, seat, result.version, move)
             except StoreUnavailable as exc:  # applied (by the first send): never say "not applied"
                 raise CommitOutcomeUnknown(f"the move's answer could not be read: {exc}") from exc
         if result.outcome == "late":  # Redis ran the commit after its fence: nothing was written
             raise StoreUnavailable("the commit reached Redis too late; nothing was written")
+        if result.outcome == "conflict":
+            self.tallies.conflicts += 1
         self._states.forget(game.game_id)
         if result.outcome == "missing":
             raise GameNotFound("GAME_NOT_FOUND", f"no game {game.game_id}")

@@ -170,7 +170,7 @@ def returned_codes() -> dict[str, set[str]]:
     # `return grpc.StatusCode.X, "CODE", ...` in it
     errors_py = ROOT / "server" / "errors.py"
     for node in ast.walk(ast.parse(errors_py.read_text(), str(errors_py))):
-        if isinstance(node, ast.FunctionDef) and node.name == "classify":
+        if isinstance(node, ast.FunctionDef) and node.name in ("classify", "_known"):
             for ret in ast.walk(node):
                 if isinstance(ret, ast.Return) and isinstance(ret.value, ast.Tuple) and len(ret.value.elts) >= 2:
                     status, code = ret.value.elts[0], ret.value.elts[1]

@@ -16,6 +16,7 @@
 // which carries the gRPC status and the reason code of the google.rpc.ErrorInfo detail (e.g. NOT_YOUR_TURN).
 
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 
@@ -273,7 +274,12 @@ export function cleanMove(move) {
  * @property {number} [watchDeadlineMs] deadline of one WatchGame stream (default 10 min; resumed after)
  * @property {number} [retries] retries of SubmitMove / GetGame on UNAVAILABLE (default 6)
  * @property {number} [retryBaseMs] first retry delay, doubled each time up to 2 s (default 100 ms)
- * @property {grpc.ChannelCredentials} [credentials] default: insecure (plaintext)
+ * @property {grpc.ChannelCredentials} [credentials] ready credentials (default: plaintext, or TLS as below)
+ * @property {boolean} [tls] connect over TLS, the referee checked against the system's roots (or `ca`)
+ * @property {string | Buffer} [ca] the CA to check the referee's certificate against: a PEM file's path or its
+ *   contents (implies `tls`)
+ * @property {string | Buffer} [clientCert] mutual TLS: this client's certificate (path or PEM), with `clientKey`
+ * @property {string | Buffer} [clientKey] mutual TLS: its private key (path or PEM)
  * @property {Record<string, any>} [channelOptions] extra grpc-js channel options
  * @property {string} [protoDir] where rummy/v1/*.proto are (default: the repository's proto/)
  */
@@ -286,11 +292,36 @@ export function cleanMove(move) {
  */
 export function connect(address, options = {}) {
   const Service = loadService(options.protoDir);
-  const stub = new Service(address, options.credentials ?? grpc.credentials.createInsecure(), {
+  const stub = new Service(address, channelCredentials(options), {
     ...CHANNEL_OPTIONS,
     ...options.channelOptions,
   });
   return new RefereeClient(stub, options);
+}
+
+/** A PEM given as a Buffer, its text, or a file's path. */
+function pem(value) {
+  if (value === undefined || value === null) return null;
+  if (Buffer.isBuffer(value)) return value;
+  return value.includes("-----BEGIN ") ? Buffer.from(value) : readFileSync(value);
+}
+
+/**
+ * The channel's credentials: `options.credentials`, else TLS when asked for (`tls`, `ca`, a client certificate),
+ * else plaintext.
+ * @param {ConnectOptions} options
+ * @returns {grpc.ChannelCredentials}
+ */
+export function channelCredentials(options = {}) {
+  if (options.credentials) return options.credentials;
+  if (!(options.tls || options.ca || options.clientCert || options.clientKey)) {
+    return grpc.credentials.createInsecure();
+  }
+  if (!options.clientCert !== !options.clientKey) {
+    throw new Error("a client certificate needs its key (clientKey), and a key its certificate (clientCert)");
+  }
+  // null roots: Node's own list of trusted CAs (the system's roots)
+  return grpc.credentials.createSsl(pem(options.ca), pem(options.clientKey), pem(options.clientCert));
 }
 
 export class RefereeClient {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -49,6 +50,29 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
 )
 
 Seat = str | SeatSpec
+
+
+def channel_credentials(
+    credentials: grpc.ChannelCredentials | None,
+    tls: bool,
+    ca_file: str | Path | None,
+    client_cert_file: str | Path | None,
+    client_key_file: str | Path | None,
+) -> grpc.ChannelCredentials | None:
+    """The credentials of the client's channel: ``credentials`` when given; else TLS when ``tls`` or any file is
+    given (the server checked against ``ca_file``, by default the system's roots; a client certificate and its key
+    for a server that asks for one: mutual TLS); else None (plaintext)."""
+    if credentials is not None:
+        return credentials
+    if not (tls or ca_file or client_cert_file or client_key_file):
+        return None
+    if (client_cert_file is None) != (client_key_file is None):
+        raise ValueError("a client certificate needs its key (client_key_file), and a key its certificate")
+    return grpc.ssl_channel_credentials(
+        root_certificates=Path(ca_file).read_bytes() if ca_file else None,
+        private_key=Path(client_key_file).read_bytes() if client_key_file else None,
+        certificate_chain=Path(client_cert_file).read_bytes() if client_cert_file else None,
+    )
 Metadata = tuple[tuple[str, str], ...]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
@@ -48,8 +49,13 @@ class AsyncRefereeClient:
         credentials: grpc.ChannelCredentials | None = None,
         channel_options: Sequence[tuple[str, Any]] = (),
         watch_timeout: float = _core.DEFAULT_WATCH_TIMEOUT,
+        tls: bool = False,
+        ca_file: str | Path | None = None,
+        client_cert_file: str | Path | None = None,
+        client_key_file: str | Path | None = None,
     ) -> None:
         options = [*_core.CHANNEL_OPTIONS, *channel_options]
+        credentials = _core.channel_credentials(credentials, tls, ca_file, client_cert_file, client_key_file)
         self.target = target
         self.token = token
         self.timeout = timeout

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
@@ -45,7 +46,10 @@ WatchItem = GameSnapshot | dict[str, Any]
 class RefereeClient:
     """A blocking client of one referee (``target`` "host:port"). ``token``: the default bearer token of the
     calls (each call may name another). ``timeout``: the default deadline of each send, in seconds.
-    ``retry``: how transient failures are retried. Close it (or use it as a context manager) when done."""
+    ``retry``: how transient failures are retried. TLS: ``tls=True`` checks the referee's certificate against
+    the system's roots, ``ca_file`` against that CA (PEM; implies TLS); ``client_cert_file`` and
+    ``client_key_file`` (PEM) answer a referee that asks for a client certificate (``--tls-client-ca``); or pass
+    ready ``credentials``; plaintext by default. Close it (or use it as a context manager) when done."""
 
     def __init__(
         self,
@@ -57,8 +61,13 @@ class RefereeClient:
         credentials: grpc.ChannelCredentials | None = None,
         channel_options: Sequence[tuple[str, Any]] = (),
         watch_timeout: float = _core.DEFAULT_WATCH_TIMEOUT,
+        tls: bool = False,
+        ca_file: str | Path | None = None,
+        client_cert_file: str | Path | None = None,
+        client_key_file: str | Path | None = None,
     ) -> None:
         options = [*_core.CHANNEL_OPTIONS, *channel_options]
+        credentials = _core.channel_credentials(credentials, tls, ca_file, client_cert_file, client_key_file)
         self.target = target
         self.token = token
         self.timeout = timeout

@@ -1,0 +1,68 @@
+"""The referee's log lines: plain text (the default) or one JSON object per line (``--log-format json``).
+
+A JSON line has ``time`` (UTC, ISO 8601, milliseconds), ``level``, ``logger``, ``message`` and, where known,
+``method``, ``game_id`` and ``request_id``: the transport sets those for each call (``call_context``, a
+contextvar, so that every line logged while the call runs carries them), and a log call may give them itself
+(``extra={"game_id": ...}``). An exception is logged as its type and where it was raised (file, line and
+function of each frame), never its message nor the source lines (either could name a card: hidden information
+stays out of the logs).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import sys
+import time
+import traceback
+from typing import TextIO
+
+FORMATS = ("text", "json")
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+# (method, game_id, request_id) of the call being served; set by the transport (server.metrics.ObserveInterceptor)
+call_context: contextvars.ContextVar[tuple[str, str, str] | None] = contextvars.ContextVar(
+    "rummy_call_context", default=None
+)
+
+_CONTEXT_FIELDS = ("method", "game_id", "request_id")
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record: time, level, logger, message, and the call's method / game_id / request_id."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        seconds = int(record.created)
+        millis = int((record.created - seconds) * 1000)
+        line: dict[str, object] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        context = call_context.get()
+        for i, name in enumerate(_CONTEXT_FIELDS):
+            value = getattr(record, name, None) or (context[i] if context is not None else "")
+            if value:
+                line[name] = str(value)
+        if record.exc_info and record.exc_info[0] is not None:
+            kind, _, tb = record.exc_info
+            line["exc_type"] = kind.__name__
+            # where it happened (file, line, function), never the message nor the source text: either could name a card
+            frames = reversed(traceback.extract_tb(tb))
+            line["stack"] = " < ".join(f"{f.filename}:{f.lineno} in {f.name}" for f in frames)
+        return json.dumps(line, ensure_ascii=False)
+
+
+def configure(log_format: str = "text", *, level: int = logging.INFO, stream: TextIO | None = None) -> None:
+    """Send the process's log records to ``stream`` (default stderr) as ``log_format`` lines ("text" or "json")."""
+    if log_format not in FORMATS:
+        raise ValueError(f"a log format is one of {FORMATS}, not {log_format!r}")
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)

@@ -1,0 +1,325 @@
+"""What an operator watches, on a real `rummy-referee serve` subprocess (``--metrics-port 0 --log-format json``)
+over the suite's Redis: the Prometheus counters move exactly as a game does, and the JSON log of a played game
+carries the game's id and no card."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.logs import JsonFormatter, call_context
+from server.metrics import Metrics
+from server.redis_launcher import RedisProcess
+from tests.server.refkit import Client, Game, ServerThread, bot_move, expect_error, md, move_from_text
+
+ROOT = Path(__file__).resolve().parents[2]
+SUBMIT = "rummy.v1.RefereeService/SubmitMove"
+WATCH = "rummy.v1.RefereeService/WatchGame"
+# a card as the referee writes it ("TD", "AS"; "10D" as input), standing alone in a text
+CARD = re.compile(r"(?<![A-Za-z0-9])(?:10|[A2-9TJQK])[SHDC](?![A-Za-z0-9])")
+
+
+@dataclass
+class Served:
+    process: subprocess.Popen[bytes]
+    address: str
+    metrics_url: str
+    stdout: Path
+    log: Path
+
+
+def _wait_for_line(path: Path, prefix: str, process: subprocess.Popen[bytes], timeout: float = 60.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith(prefix):
+                return line
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise AssertionError(f"no {prefix!r} line (exit {process.poll()}): {path.read_text(errors='replace')}")
+
+
+def start_serve(redis_url: str, directory: Path) -> Served:
+    """`rummy-referee serve --metrics-port 0 --log-format json` on a free port: once it has said where it listens."""
+    stdout, log = directory / "stdout", directory / "stderr.jsonl"
+    with stdout.open("wb") as out, log.open("wb") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_url,
+             "--metrics-port", "0", "--log-format", "json", "--grace", "1", "--games-per-minute", "1000000",
+             "--requests-per-second", "1000000", "--request-burst", "1000000"],
+            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    try:
+        listening = _wait_for_line(stdout, "rummy-referee listening on ", process)
+        metrics = _wait_for_line(stdout, "rummy-referee metrics on ", process)
+    except BaseException:
+        stop_serve(process)
+        raise
+    return Served(process, listening.split()[-1], f"http://{metrics.split()[-1]}/metrics", stdout, log)
+
+
+def stop_serve(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def served(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    served = start_serve(redis_server.url, tmp_path_factory.mktemp("observed"))
+    try:
+        yield served
+    finally:
+        stop_serve(served.process)
+
+
+def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of the endpoint: (name, sorted labels) -> value."""
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        assert reply.status == 200
+        text = reply.read().decode()
+    samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples
+
+
+def value(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def wait_for(url: str, name: str, wanted: float, timeout: float = 30.0, **labels: str) -> float:
+    """Scrape until ``name{labels}`` is ``wanted`` (a gauge that follows something asynchronous)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = value(scrape(url), name, **labels)
+        if got == wanted or time.monotonic() > deadline:
+            return got
+        time.sleep(0.05)
+
+
+def play(client: Client, game: Game, moves: int, rng: random.Random, request_ids: str = "") -> int:
+    """Up to ``moves`` bot moves, fewer if the match ends first: the number made. ``request_ids``: the prefix of
+    the moves' request ids (none when empty)."""
+    made = 0
+    view = client.view(game, game.tokens[0])
+    while made < moves and view.HasField("to_act"):
+        view = client.view(game, game.tokens[view.to_act])
+        extra = {"request_id": f"{request_ids}{view.version}"} if request_ids else {}
+        view = client.move(game, game.tokens[view.to_act], bot_move(view, rng), **extra).view
+        made += 1
+    return made
+
+
+def finish(client: Client, game: Game, rng: random.Random, request_ids: str = "") -> None:
+    """Play the match to its end."""
+    while play(client, game, 500, rng, request_ids):
+        pass
+
+
+def test_counters_follow_a_game(served: Served, redis_server: RedisProcess) -> None:
+    rng = random.Random(13)
+    before = scrape(served.metrics_url)
+    client = Client(served.address)
+    try:
+        game = client.create("gin", match=rpb.MatchSettings(target_score=1))
+        assert play(client, game, 12, rng) == 12
+        after = scrape(served.metrics_url)
+
+        def moved(name: str, **labels: str) -> float:
+            return value(after, name, **labels) - value(before, name, **labels)
+
+        assert moved("rummy_moves_total", outcome="accepted", reason="") == 12
+        assert moved("rummy_rpc_handled_total", method=SUBMIT, code="OK") == 12
+        assert moved("rummy_rpc_duration_seconds_count", method=SUBMIT) == 12
+        assert moved("rummy_games_created_total") == 1
+        assert moved("rummy_rpc_handled_total", method="rummy.v1.RefereeService/CreateGame", code="OK") == 1
+        assert moved("rummy_storage_duration_seconds_count", op="commit") == 12
+        assert moved("rummy_storage_duration_seconds_count", op="create") == 1
+        assert moved("rummy_storage_errors_total", op="commit") == 0
+
+        # a refused move: its reason's counter, and its status code's, each +1; the accepted count stays
+        view = client.view(game, game.tokens[0])
+        idle = 1 - view.to_act
+        with expect_error(grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN"):
+            client.move(game, game.tokens[idle], move_from_text("draw stock"))
+        refused = scrape(served.metrics_url)
+        assert value(refused, "rummy_moves_total", outcome="refused", reason="NOT_YOUR_TURN") - value(
+            after, "rummy_moves_total", outcome="refused", reason="NOT_YOUR_TURN"
+        ) == 1
+        assert value(refused, "rummy_rpc_handled_total", method=SUBMIT, code="FAILED_PRECONDITION") - value(
+            after, "rummy_rpc_handled_total", method=SUBMIT, code="FAILED_PRECONDITION"
+        ) == 1
+        assert value(refused, "rummy_moves_total", outcome="accepted", reason="") == value(
+            after, "rummy_moves_total", outcome="accepted", reason=""
+        )
+
+        # a live watch: the gauge goes up while it is open, down when it ends
+        assert wait_for(served.metrics_url, "rummy_rpc_streams_active", 0, method=WATCH) == 0
+        stream = client.stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id), metadata=md(game.tokens[0]))
+        assert next(stream).HasField("snapshot")
+        assert wait_for(served.metrics_url, "rummy_rpc_streams_active", 1, method=WATCH) == 1
+        stream.cancel()
+        assert wait_for(served.metrics_url, "rummy_rpc_streams_active", 0, method=WATCH) == 0
+        ended = scrape(served.metrics_url)
+        assert value(ended, "rummy_rpc_handled_total", method=WATCH, code="CANCELLED") >= 1
+
+        # the registry of unfinished games in Redis holds this one (refreshed in the background)
+        deadline = time.monotonic() + 30
+        while value(scrape(served.metrics_url), "rummy_open_games") < 1 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert value(scrape(served.metrics_url), "rummy_open_games") >= 1
+
+        # the match to its end: games finished +1
+        finish(client, game, rng)
+        assert value(scrape(served.metrics_url), "rummy_games_finished_total") - value(
+            before, "rummy_games_finished_total"
+        ) == 1
+    finally:
+        client.close()
+
+
+def test_conflicts_and_retries_are_counted(served: Served, redis_server: RedisProcess) -> None:
+    """The subprocess holds the game's state after a move; another referee commits the next one; the subprocess's
+    next move applies to its stale state, its commit finds another version (a conflict), it loads again (a
+    retry) and refuses the move (NOT_YOUR_TURN)."""
+    other = ServerThread(redis_server.url)
+    client, elsewhere = Client(served.address), Client(other.address)
+    try:
+        game = client.create("gin")
+        rng = random.Random(7)
+        while True:  # until a seat has drawn (through the subprocess) and must discard
+            view = client.view(game, game.tokens[client.view(game, game.tokens[0]).to_act])
+            answer = client.move(game, game.tokens[view.to_act], bot_move(view, rng))
+            discards = [m for m in answer.view.legal_moves if m.WhichOneof("move") == "discard"]
+            if answer.view.to_act == view.to_act and len(discards) >= 2:
+                break
+        seat = answer.view.to_act
+        before = scrape(served.metrics_url)
+        elsewhere.move(game, game.tokens[seat], discards[0])  # the other referee: the subprocess's state is stale
+        with expect_error(grpc.StatusCode.FAILED_PRECONDITION, "NOT_YOUR_TURN"):
+            client.move(game, game.tokens[seat], discards[1])
+        after = scrape(served.metrics_url)
+        assert value(after, "rummy_commit_conflicts_total") - value(before, "rummy_commit_conflicts_total") == 1
+        assert value(after, "rummy_move_retries_total") - value(before, "rummy_move_retries_total") == 1
+    finally:
+        client.close()
+        elsewhere.close()
+        other.stop()
+
+
+def _strings(value: object, key: str = "") -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield key, value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(v, k)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v, key)
+
+
+def test_json_log_of_a_played_game_has_its_id_and_no_card(served: Served) -> None:
+    client = Client(served.address)
+    try:
+        game = client.create("gin", match=rpb.MatchSettings(target_score=1))
+        rng = random.Random(5)
+        finish(client, game, rng, request_ids="move-")
+    finally:
+        client.close()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # the "match over" line is written as the last move is answered
+        lines = [json.loads(line) for line in served.log.read_text().splitlines() if line.strip()]
+        ours = [line for line in lines if line.get("game_id") == game.game_id]
+        if any("match over" in line["message"] for line in ours):
+            break
+        time.sleep(0.1)
+    for line in lines:  # every line a JSON object with these fields
+        assert {"time", "level", "logger", "message"} <= line.keys(), line
+    assert any(line.get("method") == "CreateGame" for line in ours), ours
+    over = [line for line in ours if "match over" in line["message"]]
+    assert len(over) == 1 and over[0]["method"] == "SubmitMove" and over[0]["request_id"].startswith("move-"), ours
+    for line in lines:
+        for key, text in _strings(line):
+            if key in ("game_id", "request_id"):  # random ids of ours, checked for what they are
+                assert re.fullmatch(r"[A-Za-z0-9_-]*", text), line
+                continue
+            assert not CARD.search(text), f"a card in the log: {line}"
+
+
+def test_json_lines_take_the_call_context_and_never_an_exception_text() -> None:
+    formatter = JsonFormatter()
+    token = call_context.set(("SubmitMove", "g_abc", "move-1"))
+    try:
+        try:
+            raise RuntimeError("the hand was AS KD 7C")
+        except RuntimeError:
+            info = sys.exc_info()
+            record = logging.LogRecord("rummy_referee", logging.ERROR, __file__, 1, "internal error", (), info)
+        line = json.loads(formatter.format(record))
+    finally:
+        call_context.reset(token)
+    assert line["message"] == "internal error" and line["level"] == "ERROR" and line["logger"] == "rummy_referee"
+    assert (line["method"], line["game_id"], line["request_id"]) == ("SubmitMove", "g_abc", "move-1")
+    assert line["exc_type"] == "RuntimeError" and "test_observability.py" in line["stack"]
+    assert "AS KD" not in json.dumps(line)
+    outside = json.loads(formatter.format(logging.LogRecord("x", logging.INFO, __file__, 1, "hello %s", ("you",),
+                                                            None)))  # fmt: skip
+    assert outside["message"] == "hello you" and "game_id" not in outside and outside["time"].endswith("Z")
+
+
+def test_exposition_serves_either_text_format() -> None:
+    """The body any HTTP server can send for /metrics, in the format the scraper asks for."""
+    metrics = Metrics()
+    metrics.move_refused("NOT_YOUR_TURN")
+    body, content_type = metrics.exposition(None)
+    assert content_type.startswith("text/plain")
+    assert b'rummy_moves_total{outcome="refused",reason="NOT_YOUR_TURN"} 1.0' in body
+    body, content_type = metrics.exposition("application/openmetrics-text; version=1.0.0")
+    assert content_type.startswith("application/openmetrics-text") and body.rstrip().endswith(b"# EOF")
+
+
+def test_storage_failures_are_counted(private_redis: RedisProcess, tmp_path: Path) -> None:
+    """Redis gone: the move is refused STORAGE_UNAVAILABLE, and the storage operation that failed is counted."""
+    served = start_serve(private_redis.url, tmp_path)
+    client = Client(served.address)
+    try:
+        game = client.create("gin")
+        before = scrape(served.metrics_url)
+        private_redis.stop()
+        with expect_error(grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE"):
+            client.move(game, game.tokens[1], move_from_text("draw stock"))
+        after = scrape(served.metrics_url)
+        assert value(after, "rummy_moves_total", outcome="refused", reason="STORAGE_UNAVAILABLE") == 1
+        assert value(after, "rummy_rpc_handled_total", method=SUBMIT, code="UNAVAILABLE") == 1
+
+        def errors(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float]) -> float:
+            return sum(v for (name, _), v in samples.items() if name == "rummy_storage_errors_total")
+
+        assert errors(after) - errors(before) >= 1
+        assert value(after, "rummy_storage_errors_total", op="create") == 0
+    finally:
+        client.close()
+        stop_serve(served.process)

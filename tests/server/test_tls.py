@@ -1,0 +1,248 @@
+"""TLS on the gRPC port: `rummy-referee serve --tls-cert/--tls-key` (and ``--tls-client-ca``, mutual TLS), with
+a CA, server and client certificates this test makes itself (the `openssl` CLI), against the Python SDK (blocking
+and asyncio), `rummy-referee health` and the Node.js client. Clients without the CA (or, with mutual TLS, without
+a client certificate) are refused, and so is a plaintext client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import pytest
+
+from clients.sdk import AsyncRefereeClient, RefereeClient
+from clients.sdk.errors import RefereeError
+from clients.sdk.values import NO_RETRY
+from server.redis_launcher import RedisProcess
+from server.tls import TlsError, load_tls
+from tests.clients.test_node_client import node_modules as node_modules  # the fixture: `npm ci` once per lock
+
+ROOT = Path(__file__).resolve().parents[2]
+OPENSSL = shutil.which("openssl")
+NODE = shutil.which("node")
+
+pytestmark = pytest.mark.skipif(OPENSSL is None, reason="the TLS tests make their certificates with `openssl`")
+
+
+@dataclass(frozen=True)
+class Certs:
+    ca: Path
+    server_cert: Path
+    server_key: Path
+    client_cert: Path
+    client_key: Path
+    other_ca: Path  # a CA that signed nothing of these
+
+
+def _openssl(directory: Path, *args: str) -> None:
+    assert OPENSSL is not None
+    done = subprocess.run([OPENSSL, *args], cwd=directory, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def _signed(directory: Path, name: str, subject: str, extensions: str) -> None:
+    """``name``.key and ``name``.pem, a certificate signed by ca.pem with ``extensions``."""
+    (directory / f"{name}.ext").write_text(extensions + "\n")
+    _openssl(directory, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+             "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subject)  # fmt: skip
+    _openssl(directory, "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+             "-CAcreateserial", "-days", "2", "-out", f"{name}.pem", "-extfile", f"{name}.ext")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
+    d = tmp_path_factory.mktemp("tls")
+    for ca in ("ca", "other-ca"):
+        _openssl(d, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                 "-keyout", f"{ca}.key", "-out", f"{ca}.pem", "-days", "2",
+                 "-subj", f"/CN=rummy test {ca}")  # fmt: skip
+    _signed(d, "server", "/CN=localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth")
+    _signed(d, "client", "/CN=a bot", "extendedKeyUsage=clientAuth")
+    return Certs(d / "ca.pem", d / "server.pem", d / "server.key", d / "client.pem", d / "client.key",
+                 d / "other-ca.pem")  # fmt: skip
+
+
+class Served:
+    """`rummy-referee serve` as a subprocess, on a free port."""
+
+    def __init__(self, redis_url: str, log: Path, *flags: str) -> None:
+        self.log = log
+        self.out = log.with_suffix(".out")
+        with self.out.open("wb") as out, log.open("wb") as err:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_url, "--grace", "1",
+                 *flags],
+                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out, stderr=err,
+                stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while True:
+            lines = [line for line in self.out.read_text().splitlines() if line.startswith("rummy-referee listening")]
+            if lines:
+                self.line = lines[0]
+                self.port = int(self.line.split()[3].rpartition(":")[2])
+                break
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"the referee did not start: {log.read_text()}")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def tls_referee(redis_server: RedisProcess, certs: Certs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """A referee serving TLS only: its port."""
+    served = Served(redis_server.url, tmp_path_factory.mktemp("tls-serve") / "stderr", "--tls-cert",
+                    str(certs.server_cert), "--tls-key", str(certs.server_key))  # fmt: skip
+    try:
+        assert served.line.endswith("(TLS)"), served.line
+        yield served.port
+    finally:
+        served.stop()
+
+
+@pytest.fixture(scope="module")
+def mtls_referee(redis_server: RedisProcess, certs: Certs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """A referee asking every client for a certificate signed by the test CA: its port."""
+    served = Served(redis_server.url, tmp_path_factory.mktemp("mtls-serve") / "stderr", "--tls-cert",
+                    str(certs.server_cert), "--tls-key", str(certs.server_key),
+                    "--tls-client-ca", str(certs.ca))  # fmt: skip
+    try:
+        yield served.port
+    finally:
+        served.stop()
+
+
+def _refused(client: RefereeClient) -> RefereeError:
+    with pytest.raises(RefereeError) as caught:
+        client.ping(timeout=5)
+    assert caught.value.code == grpc.StatusCode.UNAVAILABLE, caught.value
+    return caught.value
+
+
+def health(*args: str) -> int:
+    return subprocess.run([sys.executable, "-m", "server.cli", "health", *args], cwd=ROOT, capture_output=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60).returncode  # fmt: skip
+
+
+def test_sdk_plays_over_tls_with_the_ca(tls_referee: int, certs: Certs) -> None:
+    with RefereeClient(f"localhost:{tls_referee}", ca_file=certs.ca, retry=NO_RETRY) as referee:
+        referee.ping(timeout=10)
+        game = referee.create_game("gin", seats=("a", "b"))
+        assert referee.get_game(game.game_id, token=game.tokens[0]).snapshot.proto.hand
+    with RefereeClient(f"127.0.0.1:{tls_referee}", ca_file=certs.ca, retry=NO_RETRY) as referee:
+        referee.ping(timeout=10)  # the certificate names the IP address too
+
+    async def over_aio() -> None:
+        async with AsyncRefereeClient(f"localhost:{tls_referee}", ca_file=certs.ca, retry=NO_RETRY) as referee:
+            await referee.ping(timeout=10)
+
+    asyncio.run(over_aio())
+
+
+def test_clients_without_the_ca_are_refused(tls_referee: int, certs: Certs) -> None:
+    address = f"localhost:{tls_referee}"
+    with RefereeClient(address, tls=True, retry=NO_RETRY) as referee:  # the system's roots: the test CA is not one
+        _refused(referee)
+    with RefereeClient(address, ca_file=certs.other_ca, retry=NO_RETRY) as referee:
+        _refused(referee)
+    with RefereeClient(address, retry=NO_RETRY) as referee:  # plaintext
+        _refused(referee)
+
+
+def test_health_over_tls(tls_referee: int, certs: Certs) -> None:
+    address = f"localhost:{tls_referee}"
+    assert health("--address", address, "--ca-file", str(certs.ca)) == 0
+    assert health("--address", f"127.0.0.1:{tls_referee}", "--ca-file", str(certs.ca), "--server-name",
+                  "localhost") == 0  # fmt: skip
+    assert health("--address", address) == 1  # plaintext
+    assert health("--address", address, "--tls") == 1  # the system's roots
+    assert health("--address", address, "--ca-file", str(certs.other_ca)) == 1
+
+
+def test_mutual_tls_refuses_a_client_without_a_certificate(mtls_referee: int, certs: Certs) -> None:
+    address = f"localhost:{mtls_referee}"
+    with RefereeClient(address, ca_file=certs.ca, client_cert_file=certs.client_cert,
+                       client_key_file=certs.client_key, retry=NO_RETRY) as referee:  # fmt: skip
+        referee.ping(timeout=10)
+        referee.create_game("gin", seats=("a", "b"))
+    with RefereeClient(address, ca_file=certs.ca, retry=NO_RETRY) as referee:
+        _refused(referee)
+    assert health("--address", address, "--ca-file", str(certs.ca), "--client-cert", str(certs.client_cert),
+                  "--client-key", str(certs.client_key)) == 0  # fmt: skip
+    assert health("--address", address, "--ca-file", str(certs.ca)) == 1
+
+
+def test_bad_tls_settings_stop_serve_in_one_line(redis_server: RedisProcess, certs: Certs, tmp_path: Path) -> None:
+    cases = [
+        (["--tls-cert", str(certs.server_cert)], "needs both --tls-cert and --tls-key"),
+        (["--tls-client-ca", str(certs.ca)], "--tls-client-ca needs --tls-cert and --tls-key"),
+        (["--tls-cert", str(tmp_path / "absent.pem"), "--tls-key", str(certs.server_key)], "cannot read"),
+        (["--tls-cert", str(certs.server_cert), "--tls-key", str(certs.client_key)], "do not load"),
+    ]
+    for flags, words in cases:
+        done = subprocess.run(
+            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_server.url, *flags],
+            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 1, (flags, done.stderr)
+        assert done.stderr.count("\n") == 1 and words in done.stderr, (flags, done.stderr)
+
+
+def test_load_tls_names_the_file(certs: Certs, tmp_path: Path) -> None:
+    files = load_tls(certs.server_cert, certs.server_key, certs.ca)
+    assert files.client_ca is not None and files.ssl_context() is not None
+    not_pem = tmp_path / "not.pem"
+    not_pem.write_text("hello")
+    with pytest.raises(TlsError, match="not PEM"):
+        load_tls(not_pem, certs.server_key)
+
+
+@pytest.mark.skipif(NODE is None, reason="the Node.js client's TLS test needs `node`")
+def test_node_client_over_tls(tls_referee: int, mtls_referee: int, certs: Certs, node_modules: Path) -> None:
+    script = """
+import { connect } from "./referee.js";
+const [port, mport, ca, cert, key] = process.argv.slice(1);
+const results = {};
+async function attempt(name, address, options) {
+  const referee = connect(address, { deadlineMs: 5000, retries: 0, ...options });
+  try { await referee.ping(); results[name] = "ok"; }
+  catch (error) { results[name] = error.codeName ?? String(error); }
+  finally { referee.close(); }
+}
+await attempt("ca", `localhost:${port}`, { ca });
+await attempt("ca_pem", `localhost:${port}`, { ca: (await import("node:fs")).readFileSync(ca, "utf8") });
+await attempt("system_roots", `localhost:${port}`, { tls: true });
+await attempt("plaintext", `localhost:${port}`, {});
+await attempt("mtls", `localhost:${mport}`, { ca, clientCert: cert, clientKey: key });
+await attempt("mtls_no_cert", `localhost:${mport}`, { ca });
+console.log(JSON.stringify(results));
+"""
+    assert NODE is not None
+    done = subprocess.run(
+        [NODE, "--input-type=module", "-e", script, str(tls_referee), str(mtls_referee), str(certs.ca),
+         str(certs.client_cert), str(certs.client_key)],
+        cwd=node_modules.parent, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    assert results == {"ca": "ok", "ca_pem": "ok", "system_roots": "UNAVAILABLE", "plaintext": "UNAVAILABLE",
+                       "mtls": "ok", "mtls_no_cert": "UNAVAILABLE"}, results  # fmt: skip
+
