@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from engine.errors import InvalidOptionsError
+from engine.errors import InvalidOptionsError, excerpt
 
 GIN = "gin"
 RUMMY = "rummy"
@@ -96,11 +96,12 @@ class Rules:
             want = bool if f.type in ("bool", bool) else int if f.type in ("int", int) else str
             if type(value) is not want:
                 raise InvalidOptionsError(
-                    "INVALID_OPTION", f"option {f.name} must be a {want.__name__}, got {value!r}"
+                    "INVALID_OPTION", f"option {f.name} must be a {want.__name__}, got {excerpt(value)}"
                 )
             if f.name in _CHOICES and value not in _CHOICES[f.name]:
+                choices = ", ".join(_CHOICES[f.name])
                 raise InvalidOptionsError(
-                    "INVALID_OPTION", f"option {f.name} must be one of {', '.join(_CHOICES[f.name])}, got {value!r}"
+                    "INVALID_OPTION", f"option {f.name} must be one of {choices}, got {excerpt(value)}"
                 )
             if f.name in _NON_NEGATIVE and getattr(self, f.name) < 0:
                 raise InvalidOptionsError("INVALID_OPTION", f"option {f.name} must be >= 0, got {value}")
@@ -170,7 +171,7 @@ def check_names(d: Mapping[str, Any]) -> None:
     """Refuse unknown option names."""
     for name in d:
         if name not in _DEFAULTS:
-            raise InvalidOptionsError("UNKNOWN_OPTION", f"unknown option {name!r}")
+            raise InvalidOptionsError("UNKNOWN_OPTION", f"unknown option {excerpt(name, 40)}")
 
 
 #: profile name -> option values that differ from the Rules defaults
@@ -195,7 +196,7 @@ def find_profile(name: str) -> dict[str, Any]:
         return dict(PROFILES[name])
     except KeyError:
         raise InvalidOptionsError(
-            "UNKNOWN_PROFILE", f"unknown profile {name!r} (known: {', '.join(PROFILES)})"
+            "UNKNOWN_PROFILE", f"unknown profile {excerpt(name)} (known: {', '.join(PROFILES)})"
         ) from None
 
 

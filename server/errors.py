@@ -19,6 +19,8 @@ import engine
 from server.store import StoreUnavailable
 
 DOMAIN = "rummy-referee"
+MAX_MESSAGE = 400  # characters of a status message: it travels twice (grpc-message and the details), in headers
+
 
 log = logging.getLogger("rummy_referee")
 
@@ -96,9 +98,16 @@ def classify(exc: BaseException) -> tuple[grpc.StatusCode, str, str]:
     return grpc.StatusCode.INTERNAL, "INTERNAL", "internal error (logged on the server)"
 
 
+def cut(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` cut to at most ``limit`` characters (marked with "...")."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def rpc_status(exc: BaseException) -> grpc.Status:
-    """The rich status for ``exc``: code, message and a google.rpc.ErrorInfo detail."""
+    """The rich status for ``exc``: code, message (at most MAX_MESSAGE characters: the last guard against an
+    error that echoes its input whole) and a google.rpc.ErrorInfo detail."""
     code, reason, message = classify(exc)
+    message = cut(message)
     info = any_pb2.Any()
     info.Pack(error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN))
     status: grpc.Status = grpc_rpc_status.to_status(
