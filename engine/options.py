@@ -52,9 +52,12 @@ _CHOICES = {
     "oklahoma_ace": ("gin_only", "one"),
     "restock": ("shuffle", "turn_over"),
 }
+# The largest value of each number option that must not be negative: bounded so that every score stays far
+# inside the int32 fields of the API (a hand's points, and the bonuses of a long match, summed over hands).
 _NON_NEGATIVE = {
-    "max_hands", "knock_limit", "gin_bonus", "big_gin_bonus", "undercut_bonus", "box_bonus", "game_bonus",
-    "shutout_game_bonus", "ace_value_high_low", "going_rummy_multiplier", "max_melds_per_turn",
+    "max_hands": 100_000, "knock_limit": 99, "gin_bonus": 1000, "big_gin_bonus": 1000, "undercut_bonus": 1000,
+    "box_bonus": 1000, "game_bonus": 1000, "shutout_game_bonus": 1000, "ace_value_high_low": 100,
+    "going_rummy_multiplier": 10, "max_melds_per_turn": 52,
 }
 
 
@@ -103,8 +106,9 @@ class Rules:
                 raise InvalidOptionsError(
                     "INVALID_OPTION", f"option {f.name} must be one of {choices}, got {excerpt(value)}"
                 )
-            if f.name in _NON_NEGATIVE and getattr(self, f.name) < 0:
-                raise InvalidOptionsError("INVALID_OPTION", f"option {f.name} must be >= 0, got {value}")
+            top = _NON_NEGATIVE.get(f.name)
+            if top is not None and not 0 <= value <= top:
+                raise InvalidOptionsError("INVALID_OPTION", f"option {f.name} must be 0..{top}, got {value}")
         if self.game == GIN and self.players != 2:
             raise InvalidOptionsError(
                 "INVALID_OPTION", f"option players: Gin Rummy is for 2 players, got {self.players}"
