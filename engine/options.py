@@ -54,7 +54,7 @@ _CHOICES = {
 }
 # The largest value of each number option that must not be negative: bounded so that every score stays far
 # inside the int32 fields of the API (a hand's points, and the bonuses of a long match, summed over hands).
-_NON_NEGATIVE = {
+_NON_NEGATIVE: dict[str, int] = {
     "max_hands": 100_000, "knock_limit": 99, "gin_bonus": 1000, "big_gin_bonus": 1000, "undercut_bonus": 1000,
     "box_bonus": 1000, "game_bonus": 1000, "shutout_game_bonus": 1000, "ace_value_high_low": 100,
     "going_rummy_multiplier": 10, "max_melds_per_turn": 52,
@@ -107,7 +107,7 @@ class Rules:
                     "INVALID_OPTION", f"option {f.name} must be one of {choices}, got {excerpt(value)}"
                 )
             top = _NON_NEGATIVE.get(f.name)
-            if top is not None and not 0 <= value <= top:
+            if top is not None and not 0 <= int(value) <= top:
                 raise InvalidOptionsError("INVALID_OPTION", f"option {f.name} must be 0..{top}, got {value}")
         if self.game == GIN and self.players != 2:
             raise InvalidOptionsError(
