@@ -15,6 +15,7 @@ from google.protobuf.message import DecodeError
 
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server import wire
 from server.codec import MAX_VERSION
 from server.errors import MAX_MESSAGE
 from server.wire import MalformedLog
@@ -237,6 +238,24 @@ def test_thirty_concurrent_resends_are_the_same_bytes(raw: grpc.Channel, client:
         assert rpb.SubmitMoveResponse.FromString(answers[0]).version == step + 1
         assert submit(body, metadata=md(token), timeout=60) == answers[0]  # and once more, later
     assert client.view(game, game.tokens[0]).version == len(moves)
+
+
+def test_a_response_is_encoded_the_same_whatever_order_its_maps_were_filled_in() -> None:
+    keys = [f"k{i}" for i in range(40)]  # a map this size is a hash table: plain encoding follows its history
+    encodings = set()
+    for order in (keys, keys[::-1], keys[1::2] + keys[::2]):
+        response = rpb.SubmitMoveResponse(version=1)
+        response.events.add().data.update(dict.fromkeys(order, 1))
+        encodings.add(wire.encode(response))
+    assert len(encodings) == 1
+
+
+def test_the_server_sends_the_deterministic_encoding(raw: grpc.Channel, game: Game) -> None:
+    got = raw.unary_unary(SERVICE + "GetGame")(rpb.GetGameRequest(game_id=game.game_id).SerializeToString(),
+                                               metadata=md(game.tokens[1]), timeout=10)  # fmt: skip
+    response = rpb.GetGameResponse.FromString(got)
+    assert len(response.settings.options) > 20 and response.view.legal_moves
+    assert got == wire.encode(response)
 
 
 # --------------------------------------------------------------------------------- the authorization header
