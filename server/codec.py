@@ -16,6 +16,7 @@ from typing import Any
 from google.protobuf import struct_pb2
 
 import engine
+from engine.errors import excerpt
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.errors import BadRequest
@@ -113,7 +114,7 @@ def option_from_proto(name: str, value: pb.OptionValue) -> bool | int | str:
     """One option value (which field is set says its type; the engine checks it is the option's type)."""
     which = value.WhichOneof("value")
     if which is None:
-        raise BadRequest("INVALID_OPTION", f"option {name} has no value")
+        raise BadRequest("INVALID_OPTION", f"option {excerpt(name, 40)} has no value")
     result: bool | int | str = getattr(value, which)
     return result
 

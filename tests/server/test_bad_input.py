@@ -200,6 +200,7 @@ def test_errors_echo_at_most_a_short_prefix_of_the_input(client: Client, game: G
         ("INVALID_CARD", lambda: client.move(game, game.tokens[1], pb.Move(discard=pb.Move.Discard(card=huge)))),
         ("UNKNOWN_PROFILE", lambda: client.stub.AnalyzeHand(rpb.AnalyzeHandRequest(cards=["AS"], profile=huge))),
         ("UNKNOWN_OPTION", lambda: client.create("gin", options={huge: pb.OptionValue(bool_value=True)})),
+        ("INVALID_OPTION", lambda: client.create("gin", options={huge: pb.OptionValue()})),
         ("INVALID_OPTION", lambda: client.create("gin", options={"knock_limit": pb.OptionValue(string_value=huge)})),
         ("INVALID_OPTION",
          lambda: client.create("gin", options={"first_upcard_rule": pb.OptionValue(string_value=huge)})),
