@@ -220,7 +220,11 @@ def test_errors_echo_at_most_a_short_prefix_of_the_input(client: Client, game: G
 # ------------------------------------------------------------------------------------- byte-identical answers
 
 
-def test_thirty_concurrent_resends_are_the_same_bytes(raw: grpc.Channel, client: Client, game: Game) -> None:
+def test_thirty_concurrent_resends_are_the_same_bytes(raw: grpc.Channel, client: Client) -> None:
+    # the knock scores 25: the last move ends the hand and the match (hand and match results with their details)
+    game = client.create(
+        "gin", token=ORGANIZER, preset_deals=[GIN_KNOCK_DEAL], match=rpb.MatchSettings(target_score=20)
+    )
     submit = raw.unary_unary(SERVICE + "SubmitMove")
     moves = [move_from_text(text) for _, text in GIN_KNOCK_MOVES]
     tokens = [game.tokens[seat] for seat, _ in GIN_KNOCK_MOVES]
@@ -238,6 +242,8 @@ def test_thirty_concurrent_resends_are_the_same_bytes(raw: grpc.Channel, client:
         assert len(set(answers)) == 1, f"move {step}: {len(set(answers))} different answers"
         assert rpb.SubmitMoveResponse.FromString(answers[0]).version == step + 1
         assert submit(body, metadata=md(token), timeout=60) == answers[0]  # and once more, later
+    last = rpb.SubmitMoveResponse.FromString(answers[0])
+    assert [e.kind for e in last.events][-1] == "match_ended" and last.view.result.winners == [1]
     assert client.view(game, game.tokens[0]).version == len(moves)
 
 
