@@ -156,13 +156,21 @@ def method_handler(service: ServiceDescriptor, method: MethodDescriptor, behavio
     )
 
 
+def _implemented(servicer: object, name: str) -> bool:
+    # The generated base servicer's methods raise NotImplementedError (grpc logs a traceback for each call):
+    # those are left unregistered, so that grpc answers UNIMPLEMENTED by itself (e.g. Health.List of an older
+    # grpcio-health-checking whose servicer lacks it).
+    method = getattr(servicer, name, None)
+    return callable(method) and not getattr(method, "__module__", "").endswith("_pb2_grpc")
+
+
 def add_service(server: grpc.aio.Server, service: ServiceDescriptor, servicer: object) -> None:
-    """Register ``servicer``'s implementation of every method of ``service`` that it has (as the generated
+    """Register ``servicer``'s implementation of every method of ``service`` that it implements (as the generated
     ``add_<Service>Servicer_to_server`` does, with the handlers of ``method_handler``)."""
     handlers = {
         m.name: method_handler(service, m, getattr(servicer, m.name))
         for m in service.methods
-        if callable(getattr(servicer, m.name, None))
+        if _implemented(servicer, m.name)
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
     server.add_registered_method_handlers(service.full_name, handlers)  # type: ignore[attr-defined]
