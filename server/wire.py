@@ -62,7 +62,7 @@ class MalformedLog:
         reason = errors.cut(str(exc).rpartition(": ")[2] or type(exc).__name__, 80)
         log.warning(
             "malformed request refused: %s (%s)%s",
-            method, reason, f"; {more} more in the last {self.every_s:g} s not logged" if more else "",
+            method, reason, f"; {more} more since the last such line, not logged" if more else "",
         )  # fmt: skip
 
 
