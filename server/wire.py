@@ -14,6 +14,8 @@ with two differences that hold for every RPC of every service the referee serves
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -105,11 +107,15 @@ def _unary_unary(behavior: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _unary_stream(behavior: Callable[..., Any]) -> Callable[..., Any]:
+    if not inspect.isasyncgenfunction(behavior):  # it streams with ``await context.write(...)`` (health's Watch)
+        return _unary_unary(behavior)
+
     async def handle(request: Any, context: Context) -> AsyncIterator[Any]:
         if request.__class__ is Malformed:
             await refuse(context)
-        async for response in behavior(request, context):
-            yield response
+        async with contextlib.aclosing(behavior(request, context)) as responses:  # closed with this one, at once
+            async for response in responses:
+                yield response
 
     return handle
 
@@ -129,9 +135,13 @@ def _stream_unary(behavior: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _stream_stream(behavior: Callable[..., Any]) -> Callable[..., Any]:
+    if not inspect.isasyncgenfunction(behavior):  # it streams with ``await context.write(...)``
+        return _stream_unary(behavior)
+
     async def handle(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
-        async for response in behavior(_checked(requests, context), context):
-            yield response
+        async with contextlib.aclosing(behavior(_checked(requests, context), context)) as responses:
+            async for response in responses:
+                yield response
 
     return handle
 

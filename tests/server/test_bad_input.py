@@ -103,6 +103,11 @@ def test_health_and_reflection_refuse_undecodable_bodies(raw: grpc.Channel) -> N
         list(reflect(iter([b"\x3a\x00", body]), timeout=10))  # a good request (list_services), then garbage
     _refused(caught.value, "MALFORMED_REQUEST")
     assert raw.unary_unary("/grpc.health.v1.Health/Check")(b"", timeout=10) == b"\x08\x01"  # SERVING
+    watch = raw.unary_stream("/grpc.health.v1.Health/Watch")(b"", timeout=10)  # it streams with context.write
+    assert next(watch) == b"\x08\x01"
+    watch.cancel()
+    services = list(reflect(iter([b"\x3a\x00"]), timeout=10))
+    assert len(services) == 1 and b"rummy.v1.RefereeService" in services[0]
 
 
 def test_undecodable_bodies_log_one_short_line_not_a_traceback_each(
