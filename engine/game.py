@@ -53,7 +53,7 @@ def _melds(melds: object) -> None:
 def _check_lay_off(move: LayOff) -> None:
     _card(move.card)
     if type(move.meld_id) is not int:
-        raise InvalidMoveError("UNKNOWN_MELD", f"not a meld id: {excerpt(move.meld_id)}")
+        raise InvalidMoveError("UNKNOWN_MELD", f"not a meld id: {move.meld_id!r}")
 
 
 def _check_declare(move: Declare) -> None:

@@ -52,9 +52,10 @@ def version_from_proto(value: int, name: str) -> int:
 
 
 def meld_id_from_proto(value: int) -> int:
-    """A table meld id of a move (int32 on the wire): 0..MAX_MELD_ID, else malformed (UNKNOWN_MELD)."""
+    """A table meld id of a move (int32 on the wire): 0..MAX_MELD_ID, else a malformed move (BAD_MOVE; an id in
+    range that is not on the table is the rules' UNKNOWN_MELD)."""
     if not 0 <= value <= MAX_MELD_ID:
-        raise BadRequest("UNKNOWN_MELD", f"a meld id is 0..{MAX_MELD_ID}, not {value}")
+        raise BadRequest("BAD_MOVE", f"a meld id is 0..{MAX_MELD_ID}, not {value}")
     return value
 
 

@@ -104,10 +104,9 @@ def cut(text: str, limit: int = MAX_MESSAGE) -> str:
 
 
 def rpc_status(exc: BaseException) -> grpc.Status:
-    """The rich status for ``exc``: code, message (at most MAX_MESSAGE characters: the last guard against an
-    error that echoes its input whole) and a google.rpc.ErrorInfo detail."""
+    """The rich status for ``exc``: code, message and a google.rpc.ErrorInfo detail."""
     code, reason, message = classify(exc)
-    message = cut(message)
+    message = cut(message)  # at most MAX_MESSAGE characters: the last guard against an error echoing its input
     info = any_pb2.Any()
     info.Pack(error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN))
     status: grpc.Status = grpc_rpc_status.to_status(

@@ -161,10 +161,10 @@ def test_every_numeric_field_is_range_checked(client: Client, game: Game) -> Non
         with expect_error(C.INVALID_ARGUMENT, "VERSION_AHEAD"):
             rpc(request, metadata=md(seat))
     for meld_id in (-1, -(2**31), 52, 2**31 - 1):
-        with expect_error(C.INVALID_ARGUMENT, "UNKNOWN_MELD"):
+        with expect_error(C.INVALID_ARGUMENT, "BAD_MOVE"):
             client.move(game, seat, pb.Move(lay_off=pb.Move.LayOff(card="AS", meld_id=meld_id)))
         declare = pb.Move.Declare(layoffs=[pb.LayOffCard(card="AS", meld_id=meld_id)])
-        with expect_error(C.INVALID_ARGUMENT, "UNKNOWN_MELD"):
+        with expect_error(C.INVALID_ARGUMENT, "BAD_MOVE"):
             client.move(game, seat, pb.Move(declare=declare))
     seats = [pb.SeatSpec(display_name="Ann"), pb.SeatSpec(open=True)]
     open_game = client.stub.CreateGame(rpb.CreateGameRequest(seats=seats)).game_id
