@@ -166,10 +166,10 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
     return bytes(out)
 
 
-def metadata(world: World) -> tuple[tuple[str, str], ...]:
+def metadata(world: World) -> tuple[tuple[str, Any], ...]:
     """Random call metadata: a token (good, foreign, malformed) or none, sometimes with other headers."""
     rng = world.rng
-    pairs: list[tuple[str, str]] = []
+    pairs: list[tuple[str, Any]] = []
     roll = rng.random()
     if roll < 0.6:
         pairs.append(("authorization", f"Bearer {world.token()}"))
@@ -184,6 +184,8 @@ def metadata(world: World) -> tuple[tuple[str, str], ...]:
         pairs.append((key, "".join(rng.choice(string.printable[:95]) for _ in range(rng.randint(0, 30)))))
     if rng.random() < 0.03:
         pairs.append(("authorization", f"Bearer {world.token()}"))  # a second one
+    if rng.random() < 0.03:
+        pairs.append((rng.choice(("authorization-bin", "x-trace-bin")), rng.randbytes(rng.randint(0, 40))))
     return tuple(pairs)
 
 
