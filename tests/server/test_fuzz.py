@@ -28,6 +28,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2
+from grpc_reflection.v1alpha import reflection_pb2
 
 import engine
 from rummy_pb.rummy.v1 import game_pb2 as pb
@@ -45,6 +46,7 @@ REFUSALS = {C.INVALID_ARGUMENT, C.FAILED_PRECONDITION, C.ABORTED, C.UNAUTHENTICA
             C.NOT_FOUND, C.RESOURCE_EXHAUSTED}  # fmt: skip
 HEALTH_REFUSALS = {C.INVALID_ARGUMENT, C.NOT_FOUND, C.UNIMPLEMENTED}  # (List: not in every grpcio-health-checking)
 HEALTH = ("/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/List")
+REFLECTION = "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"
 WATCH_WAIT_S = 0.3  # a watch that is right gets its first message at once; one at the head of the game waits
 
 FIELD_TYPES = FieldDescriptor
@@ -65,6 +67,7 @@ class World:
     games: dict[str, dict[int, str]] = field(default_factory=dict)  # game id -> seat tokens
     tokens: list[str] = field(default_factory=lambda: [ORGANIZER])
     request_ids: list[str] = field(default_factory=lambda: ["r1", "r2", "r3"])
+    finished: set[str] = field(default_factory=set)  # followed games whose match is over
 
     def game_id(self) -> str:
         rng = self.rng
@@ -267,15 +270,24 @@ def _legal_move(client: Client, world: World) -> tuple[str, bytes, tuple[tuple[s
     """A SubmitMove of a legal move by the seat to act of a followed game (None when no game can move)."""
     rng = world.rng
     for game_id in rng.sample(list(world.games), len(world.games)):
-        for token in world.games[game_id].values():
-            view = client.stub.GetGame(rpb.GetGameRequest(game_id=game_id), metadata=md(token)).view
-            if view.legal_moves:
-                request = rpb.SubmitMoveRequest(game_id=game_id, move=rng.choice(view.legal_moves))
-                if rng.random() < 0.5:
-                    request.request_id = rng.choice(world.request_ids)
-                if rng.random() < 0.3:
-                    request.expected_version = view.version
-                return "SubmitMove", request.SerializeToString(), md(token)
+        tokens = world.games[game_id]
+        if game_id in world.finished or not tokens:
+            continue
+        seen = client.stub.GetGame(rpb.GetGameRequest(game_id=game_id), metadata=md(next(iter(tokens.values()))))
+        if seen.view.phase == pb.PHASE_MATCH_OVER:
+            world.finished.add(game_id)
+            continue
+        token = tokens.get(seen.view.to_act)
+        if token is None:  # the seat to act was open and taken by a JoinGame of the fuzzer's: token unknown
+            continue
+        view = client.stub.GetGame(rpb.GetGameRequest(game_id=game_id), metadata=md(token)).view
+        if view.legal_moves:
+            request = rpb.SubmitMoveRequest(game_id=game_id, move=rng.choice(view.legal_moves))
+            if rng.random() < 0.5:
+                request.request_id = rng.choice(world.request_ids)
+            if rng.random() < 0.3:
+                request.expected_version = view.version
+            return "SubmitMove", request.SerializeToString(), md(token)
     return None
 
 
@@ -285,6 +297,12 @@ def _request(client: Client, world: World) -> tuple[str, bytes, tuple[tuple[str,
     if roll < 0.1 and (legal := _legal_move(client, world)) is not None:
         return legal
     meta = metadata(world)
+    if roll < 0.115:  # reflection too: a client stream of requests
+        listing = reflection_pb2.ServerReflectionRequest(list_services="").SerializeToString()
+        by_name = reflection_pb2.ServerReflectionRequest(file_containing_symbol=rng.choice(
+            (SERVICE.full_name, "rummy.v1.Move", "google.rpc.ErrorInfo", *TEXTS))).SerializeToString()
+        body = rng.choice((listing, by_name, mutate(rng, by_name), rng.randbytes(rng.randint(0, 8))))
+        return REFLECTION, body, meta
     if roll < 0.13:  # the health service shares the server (and its handlers)
         check = health_pb2.HealthCheckRequest(service=rng.choice(("", SERVICE.full_name, *TEXTS))).SerializeToString()
         return rng.choice(HEALTH), rng.choice((check, mutate(rng, check), rng.randbytes(rng.randint(0, 8)))), meta
@@ -301,6 +319,8 @@ def _call(channel: grpc.Channel, method: str, body: bytes, meta: tuple[tuple[str
     """(status code, response bytes or the error)."""
     path = method if method.startswith("/") else f"/{SERVICE.full_name}/{method}"
     try:
+        if method == REFLECTION:
+            return C.OK, b"".join(channel.stream_stream(path)(iter([body, body]), metadata=meta, timeout=60))
         if method == "WatchGame":
             stream = channel.unary_stream(path)(body, metadata=meta, timeout=WATCH_WAIT_S)
             try:
@@ -341,7 +361,7 @@ def test_fuzz_every_rpc(referee: ServerProcess, private_redis: RedisProcess) -> 
                 continue
             if method == "WatchGame" and code in (C.DEADLINE_EXCEEDED, C.CANCELLED):
                 continue  # a watch at the head of its game: nothing came within WATCH_WAIT_S
-            if method in HEALTH:  # grpc's own health service: its statuses carry no ErrorInfo (but no UNKNOWN)
+            if method in HEALTH or method == REFLECTION:  # grpc's own services: no ErrorInfo (but no UNKNOWN)
                 assert code in HEALTH_REFUSALS, f"{where}: {code} {answer.details()}"
                 continue
             assert code in REFUSALS, f"{where}: {code} {answer.details()}"
