@@ -334,6 +334,7 @@ def _call(channel: grpc.Channel, method: str, body: bytes, meta: tuple[tuple[str
         return exc.code(), exc
 
 
+@pytest.mark.timeout(max(300, REQUESTS // 10))  # a larger RUMMY_FUZZ_REQUESTS gets the time it needs
 def test_fuzz_every_rpc(referee: ServerProcess, private_redis: RedisProcess) -> None:
     world = World(random.Random(SEED))
     r = redis.Redis.from_url(private_redis.url)
