@@ -137,7 +137,7 @@ def move_text(move: Move) -> str:
             return f"declare [{_melds_text(melds or ())}] ; {lay}".rstrip(" ;")
         case Done():
             return "done"
-    raise InvalidMoveError("UNKNOWN_MOVE", f"not a move: {excerpt(move)}")
+    raise InvalidMoveError("UNKNOWN_MOVE", f"not a move: {move!r}")
 
 
 def _parse_melds(text: str) -> tuple[int, ...]:
