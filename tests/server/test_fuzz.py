@@ -197,9 +197,9 @@ _TYPES: dict[bytes, bytes] = {}  # key -> its Redis type (a key keeps its type w
 
 def snapshot(r: redis.Redis, game_ids: list[str]) -> tuple[int, dict[bytes, Any]]:
     """The number of keys in Redis, and the content of every key of every followed game (a hash's fields, a
-    stream's entries, a string's bytes; the DUMP of any other type). Not the DUMP of a hash: that of a hash in
-    hashtable encoding lists its fields in bucket order, which Redis's incremental rehashing changes without
-    any write."""
+    list's or a stream's entries, a set's members, a string's bytes; the DUMP of any other type). Not the DUMP
+    of a hash: that of a hash in hashtable encoding lists its fields in bucket order, which Redis's incremental
+    rehashing changes without any write."""
     pipe = r.pipeline(transaction=False)
     pipe.dbsize()
     for gid in game_ids:
@@ -213,7 +213,14 @@ def snapshot(r: redis.Redis, game_ids: list[str]) -> tuple[int, dict[bytes, Any]
         _TYPES.update(zip(unknown, pipe.execute(), strict=True))
     pipe = r.pipeline(transaction=False)
     for k in keys:
-        {b"hash": pipe.hgetall, b"stream": pipe.xrange, b"string": pipe.get}.get(_TYPES[k], pipe.dump)(k)
+        kind = _TYPES[k]
+        if kind == b"list":
+            pipe.lrange(k, 0, -1)
+        elif kind == b"zset":
+            pipe.zrange(k, 0, -1, withscores=True)
+        else:
+            {b"hash": pipe.hgetall, b"stream": pipe.xrange, b"string": pipe.get, b"set": pipe.smembers}.get(
+                kind, pipe.dump)(k)  # fmt: skip
     return found[0], dict(zip(keys, pipe.execute(), strict=True))
 
 
