@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from engine.errors import InvalidMoveError
+from engine.errors import InvalidMoveError, excerpt
 
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"
@@ -41,12 +41,12 @@ def card_text(card: int) -> str:
 def parse_card(text: str) -> int:
     """Parse ``"TD"``, ``"10D"`` or ``"td"``; raises InvalidMoveError(INVALID_CARD) otherwise."""
     if not isinstance(text, str):
-        raise InvalidMoveError("INVALID_CARD", f"not a card: {text!r} (expected text such as 'TD')")
+        raise InvalidMoveError("INVALID_CARD", f"not a card: {excerpt(text)} (expected text such as 'TD')")
     t = text.strip().upper()
     if t.startswith("10"):
         t = "T" + t[2:]
     if len(t) != 2 or t[0] not in RANKS or t[1] not in SUITS:
-        raise InvalidMoveError("INVALID_CARD", f"not a card: {text!r} (expected e.g. 'TD', '10D', 'AS')")
+        raise InvalidMoveError("INVALID_CARD", f"not a card: {excerpt(text)} (expected e.g. 'TD', '10D', 'AS')")
     return SUITS.index(t[1]) * 13 + RANKS.index(t[0])
 
 

@@ -7,6 +7,13 @@
 from __future__ import annotations
 
 
+def excerpt(value: object, limit: int = 24) -> str:
+    """``repr(value)`` for an error message, cut to about ``limit`` characters: messages echo bad input, which
+    may be of any size."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 class RuleError(Exception):
     """Base of every engine error: ``code`` is stable, ``message`` is for people."""
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine import gin, rummy
-from engine.errors import IllegalMoveError, InvalidMoveError
+from engine.errors import IllegalMoveError, InvalidMoveError, excerpt
 from engine.moves import (
     BigGin,
     Declare,
@@ -35,7 +35,7 @@ def legal_moves(state: GameState) -> list[Move]:
 
 def _card(c: object) -> None:
     if type(c) is not int or not 0 <= c < 52:
-        raise InvalidMoveError("INVALID_CARD", f"not a card: {c!r}")
+        raise InvalidMoveError("INVALID_CARD", f"not a card: {excerpt(c)}")
 
 
 def _is_cards(m: object) -> bool:
@@ -72,7 +72,7 @@ def _check_declare(move: Declare) -> None:
             raise InvalidMoveError("BAD_MOVE", "layoffs must be a tuple of (card, meld_id)")
         for item in move.layoffs:
             if not isinstance(item, tuple) or len(item) != 2:
-                raise InvalidMoveError("BAD_MOVE", f"a layoff is (card, meld_id), got {item!r}")
+                raise InvalidMoveError("BAD_MOVE", f"a layoff is (card, meld_id), got {excerpt(item)}")
             _check_lay_off(LayOff(item[0], item[1]))
 
 
@@ -100,11 +100,11 @@ def apply(state: GameState, seat: int, move: Move) -> tuple[GameState, tuple[Eve
     try:
         validate = _VALIDATORS[type(move)]
     except KeyError:
-        raise InvalidMoveError("UNKNOWN_MOVE", f"not a move: {move!r}") from None
+        raise InvalidMoveError("UNKNOWN_MOVE", f"not a move: {excerpt(move)}") from None
     if validate is not None:
         validate(move)
     if type(seat) is not int or not 0 <= seat < state.rules.players:
-        raise InvalidMoveError("INVALID_SEAT", f"no seat {seat!r} in this game")
+        raise InvalidMoveError("INVALID_SEAT", f"no seat {excerpt(seat)} in this game")
     if state.phase == MATCH_OVER:
         raise IllegalMoveError("GAME_OVER", "the match is over")
     if seat != state.to_act and type(move) is not Resign:  # a seat may resign at any time

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.cards import card_text, cards_of, mask_of, parse_card, parse_cards
-from engine.errors import InvalidMoveError
+from engine.errors import InvalidMoveError, excerpt
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +184,7 @@ def parse_move(text: str) -> Move:
     if verb in ("layoff", "lay_off") and len(rest.split()) == 2:
         card, meld_id = rest.split()
         if not meld_id.isdigit():
-            raise InvalidMoveError("BAD_MOVE_TEXT", f"meld id must be a number: {meld_id!r}")
+            raise InvalidMoveError("BAD_MOVE_TEXT", f"meld id must be a number: {excerpt(meld_id)}")
         return LayOff(parse_card(card), int(meld_id))
     if verb == "declare":
         if rest.strip().lower() in ("", "best"):
@@ -195,10 +195,10 @@ def parse_move(text: str) -> Move:
             if item.strip():
                 parts = item.split()
                 if len(parts) != 2 or not parts[1].isdigit():
-                    raise InvalidMoveError("BAD_MOVE_TEXT", f"layoff must be 'CARD MELD_ID': {item.strip()!r}")
+                    raise InvalidMoveError("BAD_MOVE_TEXT", f"layoff must be 'CARD MELD_ID': {excerpt(item.strip())}")
                 layoffs.append((parse_card(parts[0]), int(parts[1])))
         return Declare(_parse_melds(melds_text), tuple(layoffs))
-    raise InvalidMoveError("BAD_MOVE_TEXT", f"not a move: {text!r}")
+    raise InvalidMoveError("BAD_MOVE_TEXT", f"not a move: {excerpt(text)}")
 
 
 def move_to_dict(move: Move) -> dict[str, Any]:
@@ -266,5 +266,5 @@ def move_from_dict(d: dict[str, Any]) -> Move:
             layoffs = None if lay is None else tuple((parse_card(c), int(i)) for c, i in lay)
             return Declare(_melds_from(d.get("melds")), layoffs)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise InvalidMoveError("BAD_MOVE", f"malformed move {d!r}: {exc}") from None
-    raise InvalidMoveError("UNKNOWN_MOVE", f"unknown move kind {d.get('kind')!r}")
+        raise InvalidMoveError("BAD_MOVE", f"malformed move {excerpt(d)}: {excerpt(str(exc), 60)}") from None
+    raise InvalidMoveError("UNKNOWN_MOVE", f"unknown move kind {excerpt(d.get('kind'))}")

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from engine.errors import InvalidOptionsError
+from engine.errors import InvalidOptionsError, excerpt
 
 GIN = "gin"
 RUMMY = "rummy"
@@ -57,9 +57,12 @@ _CHOICES = {
     "oklahoma_ace": ("gin_only", "one"),
     "restock": ("shuffle", "turn_over"),
 }
-_NON_NEGATIVE = {
-    "max_hands", "knock_limit", "gin_bonus", "big_gin_bonus", "undercut_bonus", "box_bonus", "game_bonus",
-    "shutout_game_bonus", "ace_value_high_low", "going_rummy_multiplier", "max_melds_per_turn",
+# The largest value of each number option that must not be negative: bounded so that every score stays far
+# inside the int32 fields of the API (a hand's points, and the bonuses of a long match, summed over hands).
+_NON_NEGATIVE: dict[str, int] = {
+    "max_hands": 100_000, "knock_limit": 99, "gin_bonus": 1000, "big_gin_bonus": 1000, "undercut_bonus": 1000,
+    "box_bonus": 1000, "game_bonus": 1000, "shutout_game_bonus": 1000, "ace_value_high_low": 100,
+    "going_rummy_multiplier": 10, "max_melds_per_turn": 52,
 }
 
 
@@ -102,14 +105,16 @@ class Rules:
             want = bool if f.type in ("bool", bool) else int if f.type in ("int", int) else str
             if type(value) is not want:
                 raise InvalidOptionsError(
-                    "INVALID_OPTION", f"option {f.name} must be a {want.__name__}, got {value!r}"
+                    "INVALID_OPTION", f"option {f.name} must be a {want.__name__}, got {excerpt(value)}"
                 )
             if f.name in _CHOICES and value not in _CHOICES[f.name]:
+                choices = ", ".join(_CHOICES[f.name])
                 raise InvalidOptionsError(
-                    "INVALID_OPTION", f"option {f.name} must be one of {', '.join(_CHOICES[f.name])}, got {value!r}"
+                    "INVALID_OPTION", f"option {f.name} must be one of {choices}, got {excerpt(value)}"
                 )
-            if f.name in _NON_NEGATIVE and getattr(self, f.name) < 0:
-                raise InvalidOptionsError("INVALID_OPTION", f"option {f.name} must be >= 0, got {value}")
+            top = _NON_NEGATIVE.get(f.name)
+            if top is not None and not 0 <= int(value) <= top:
+                raise InvalidOptionsError("INVALID_OPTION", f"option {f.name} must be 0..{top}, got {value}")
         if self.game == GIN and self.players != 2:
             raise InvalidOptionsError(
                 "INVALID_OPTION", f"option players: Gin Rummy is for 2 players, got {self.players}"
@@ -176,7 +181,7 @@ def check_names(d: Mapping[str, Any]) -> None:
     """Refuse unknown option names."""
     for name in d:
         if name not in _DEFAULTS:
-            raise InvalidOptionsError("UNKNOWN_OPTION", f"unknown option {name!r}")
+            raise InvalidOptionsError("UNKNOWN_OPTION", f"unknown option {excerpt(name, 40)}")
 
 
 #: profile name -> option values that differ from the Rules defaults
@@ -201,7 +206,7 @@ def find_profile(name: str) -> dict[str, Any]:
         return dict(PROFILES[name])
     except KeyError:
         raise InvalidOptionsError(
-            "UNKNOWN_PROFILE", f"unknown profile {name!r} (known: {', '.join(PROFILES)})"
+            "UNKNOWN_PROFILE", f"unknown profile {excerpt(name)} (known: {', '.join(PROFILES)})"
         ) from None
 
 

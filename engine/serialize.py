@@ -10,7 +10,7 @@ import json
 from typing import Any, NamedTuple
 
 from engine.deal import Deal
-from engine.errors import InvalidMoveError
+from engine.errors import InvalidMoveError, excerpt
 from engine.options import Rules
 from engine.state import GameState, TableMeld
 
@@ -107,7 +107,7 @@ def state_from_parts(config: Config, progress: dict[str, Any]) -> GameState:
 
 def _check_format(d: dict[str, Any]) -> None:
     if d.get("v") != FORMAT_VERSION:
-        raise InvalidMoveError("BAD_STATE", f"unsupported state format {d.get('v')!r}")
+        raise InvalidMoveError("BAD_STATE", f"unsupported state format {excerpt(d.get('v'))}")
 
 
 def state_to_dict(s: GameState) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 from google.protobuf import struct_pb2
 
 import engine
+from engine.errors import excerpt
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.errors import BadRequest
@@ -38,13 +39,33 @@ _HAND_TYPED = {"hand_no", "reason", "winner", "points", "hands", "hand_values", 
 # ------------------------------------------------------------------------------------------------ inbound
 
 
+MAX_VERSION = 2**53 - 1  # no game gets near it (a move a microsecond for 285 years); exact in JSON and JavaScript
+
+
+def version_from_proto(value: int, name: str) -> int:
+    """A version field of a request (uint64 on the wire): refused beyond MAX_VERSION (VERSION_AHEAD), which
+    no game reaches (and past which a stream position would overflow in Redis)."""
+    if value > MAX_VERSION:
+        raise BadRequest("VERSION_AHEAD", f"{name} {value} is beyond any game's version (at most {MAX_VERSION})")
+    return value
+
+
+def meld_id_from_proto(value: int) -> int:
+    """A table meld id of a move (int32 on the wire): ids count from 0, so a negative one is a malformed move
+    (BAD_MOVE); one that is not on the table is the rules' UNKNOWN_MELD."""
+    if value < 0:
+        raise BadRequest("BAD_MOVE", f"a meld id is 0 or more, not {value}")
+    return value
+
+
 def cards_from_proto(texts: Iterable[str]) -> int:
     """Card texts to a mask; a card named twice is malformed."""
     mask = 0
     for text in texts:
-        bit = 1 << engine.parse_card(text)
+        card = engine.parse_card(text)
+        bit = 1 << card
         if mask & bit:
-            raise BadRequest("DUPLICATE_CARD", f"card {text} named twice")
+            raise BadRequest("DUPLICATE_CARD", f"card {engine.card_text(card)} named twice")
         mask |= bit
     return mask
 
@@ -79,13 +100,13 @@ def move_from_proto(move: pb.Move) -> engine.Move:
     if which == "meld":
         return engine.MeldMove(cards_from_proto(move.meld.cards))
     if which == "lay_off":
-        return engine.LayOff(engine.parse_card(move.lay_off.card), move.lay_off.meld_id)
+        return engine.LayOff(engine.parse_card(move.lay_off.card), meld_id_from_proto(move.lay_off.meld_id))
     declare = move.declare
     if declare.best:
         if declare.melds or declare.layoffs:
             raise BadRequest("BAD_MOVE", "declare: best excludes explicit melds and layoffs")
         return engine.Declare()
-    layoffs = tuple((engine.parse_card(x.card), x.meld_id) for x in declare.layoffs)
+    layoffs = tuple((engine.parse_card(x.card), meld_id_from_proto(x.meld_id)) for x in declare.layoffs)
     return engine.Declare(_melds(declare.melds), layoffs)
 
 
@@ -93,7 +114,7 @@ def option_from_proto(name: str, value: pb.OptionValue) -> bool | int | str:
     """One option value (which field is set says its type; the engine checks it is the option's type)."""
     which = value.WhichOneof("value")
     if which is None:
-        raise BadRequest("INVALID_OPTION", f"option {name} has no value")
+        raise BadRequest("INVALID_OPTION", f"option {excerpt(name, 40)} has no value")
     result: bool | int | str = getattr(value, which)
     return result
 
@@ -113,6 +134,15 @@ def deal_from_proto(deal: pb.PresetDeal) -> engine.Deal:
     )
 
 
+def _seat_kind(kind: int) -> str:
+    if kind == pb.SEAT_KIND_UNSPECIFIED:
+        return "human"
+    name = _SEAT_KIND_NAMES.get(kind)
+    if name is None:  # an enum value of a newer client, or garbage
+        raise BadRequest("INVALID_SEATS", f"unknown seat kind {kind}")
+    return name
+
+
 def game_spec_from_proto(req: rpb.CreateGameRequest) -> GameSpec:
     """What CreateGame asks for; MatchSettings fields become the options of the same name."""
     overrides: dict[str, Any] = options_from_proto(req.options)
@@ -124,7 +154,7 @@ def game_spec_from_proto(req: rpb.CreateGameRequest) -> GameSpec:
     return GameSpec(
         profile=req.profile,
         overrides=overrides,
-        seats=tuple(SeatSpec(s.display_name, _SEAT_KIND_NAMES.get(s.kind, "human"), s.open) for s in req.seats),
+        seats=tuple(SeatSpec(s.display_name, _seat_kind(s.kind), s.open) for s in req.seats),
         allow_spectators=req.allow_spectators,
         presets=tuple(deal_from_proto(d) for d in req.preset_deals),
         seed=req.seed or None,

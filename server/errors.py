@@ -22,6 +22,8 @@ from server.deadlines import DeadlineTooShort
 from server.store import CommitOutcomeUnknown, StoreBusy, StoreUnavailable
 
 DOMAIN = "rummy-referee"
+MAX_MESSAGE = 400  # characters of a status message: it travels twice (grpc-message and the details), in headers
+
 
 log = logging.getLogger("rummy_referee")
 
@@ -122,12 +124,16 @@ def reason_code(exc: BaseException) -> str:
     """The reason code ``rpc_status(exc)`` sends, without logging anything (for the metrics)."""
     known = _known(exc)
     return known[1] if known is not None else "INTERNAL"
+def cut(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` cut to at most ``limit`` characters (marked with "...")."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def rpc_status(exc: BaseException) -> grpc.Status:
     """The rich status for ``exc``: code, message, a google.rpc.ErrorInfo detail and, when the error says when to
     try again, a google.rpc.RetryInfo detail."""
     code, reason, message = classify(exc)
+    message = cut(message)  # at most MAX_MESSAGE characters: the last guard against an error echoing its input
     info = any_pb2.Any()
     info.Pack(error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN))
     details = [info]

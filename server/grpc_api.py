@@ -12,22 +12,24 @@ from collections.abc import AsyncIterator, Awaitable
 from typing import Any, NoReturn, TypeVar
 
 import grpc
-from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health, health_pb2
 from grpc_health.v1._async import HealthServicer  # what grpc_health.v1.health.aio re-exports
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2
+from grpc_reflection.v1alpha._async import ReflectionServicer  # what reflection.aio re-exports
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
-from server import codec, deadlines, errors
+from server import codec, deadlines, errors, wire
 from server.errors import BadRequest, Unauthenticated
 from server.limits import LimitInterceptor, Limits
 from server.metrics import Metrics, ObserveInterceptor
 from server.service import Referee
 from server.store import StoreBusy, StoreUnavailable
 
-SERVICE_NAME = rpb.DESCRIPTOR.services_by_name["RefereeService"].full_name
+_REFEREE_SERVICE = rpb.DESCRIPTOR.services_by_name["RefereeService"]
+_REFLECTION_SERVICE = reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"]
+SERVICE_NAME = _REFEREE_SERVICE.full_name
 # What reflection serves besides the services' own files: the types of the error details (google.rpc.Status,
 # google.rpc.ErrorInfo, ...), so that a tool resolving them by symbol through reflection shows the reason as JSON.
 ERROR_DETAIL_FILES = (error_details_pb2.DESCRIPTOR.name, status_pb2.DESCRIPTOR.name)
@@ -52,17 +54,34 @@ def server_options(max_message_bytes: int = MAX_MESSAGE_BYTES) -> list[tuple[str
     ]
 
 
-def _bearer(context: grpc.aio.ServicerContext[object, object], *, required: bool) -> str | None:
+def _presented(context: grpc.aio.ServicerContext[object, object]) -> str | None:
+    """The token of the ``authorization`` header: None without one, "" (a token that is nobody's) for a header
+    that is not 'Bearer <token>' or whose token is empty."""
     for key, value in context.invocation_metadata() or ():
         if key == "authorization":
-            text = value.decode() if isinstance(value, bytes) else value
+            text = value.decode(errors="replace") if isinstance(value, bytes) else value
             scheme, _, token = text.partition(" ")
-            if scheme.lower() != "bearer" or not token.strip():
-                raise Unauthenticated("BAD_TOKEN", "authorization must be 'Bearer <token>'")
-            return token.strip()
-    if required:
-        raise Unauthenticated("MISSING_TOKEN", "this call needs 'authorization: Bearer <token>' metadata")
+            return token.strip() if scheme.lower() == "bearer" else ""
     return None
+
+
+def _bearer(context: grpc.aio.ServicerContext[object, object], *, required: bool) -> str | None:
+    """The caller's token. ``required``: without one MISSING_TOKEN, a malformed header BAD_TOKEN. Otherwise a
+    malformed header counts as no token (docs/design.md's token table)."""
+    token = _presented(context)
+    if token is None:
+        if required:
+            raise Unauthenticated("MISSING_TOKEN", "this call needs 'authorization: Bearer <token>' metadata")
+        return None
+    if not token:
+        if required:
+            raise Unauthenticated("BAD_TOKEN", "authorization must be 'Bearer <token>'")
+        return None
+    return token
+
+
+def _version(request: Any, name: str) -> int | None:
+    return codec.version_from_proto(getattr(request, name), name) if request.HasField(name) else None
 
 
 async def _fail(context: grpc.aio.ServicerContext[object, object], exc: Exception) -> NoReturn:
@@ -92,7 +111,13 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         return await _guard(context, self._create_game(request, context))
 
     async def _create_game(self, request: rpb.CreateGameRequest, context: Context) -> rpb.CreateGameResponse:
-        token = _bearer(context, required=False)
+        # Only preset deals and seeds need a token (the organizer's): there a malformed header is BAD_TOKEN, and
+        # no header MISSING_TOKEN (the referee's check); elsewhere any header is ignored like none.
+        token = _presented(context)
+        if not token:
+            if token == "" and (request.preset_deals or request.seed):
+                raise Unauthenticated("BAD_TOKEN", "authorization must be 'Bearer <organizer token>'")
+            token = None
         created = await self.referee.create_game(codec.game_spec_from_proto(request), token)
         return rpb.CreateGameResponse(
             game_id=created["game_id"],
@@ -131,7 +156,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
                 request.game_id,
                 token,
                 codec.move_from_proto(request.move),
-                request.expected_version if request.HasField("expected_version") else None,
+                _version(request, "expected_version"),
                 request.request_id,
             )
             response = codec.move_response_to_proto(result)
@@ -167,7 +192,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             request.game_id,
             token,
             codec.move_from_proto(request.move),
-            request.expected_version if request.HasField("expected_version") else None,
+            _version(request, "expected_version"),
         )
         return rpb.ValidateMoveResponse(version=version)
 
@@ -177,7 +202,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         async with self.referee.hub.stream():
             try:
                 token = _bearer(context, required=True)
-                after = request.after_version if request.HasField("after_version") else None
+                after = _version(request, "after_version")
                 index = request.after_index if request.HasField("after_index") else None
                 async for update in self.referee.watch(request.game_id, token, after, index):
                     if "snapshot" in update:
@@ -193,8 +218,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
     async def _get_replay(self, request: rpb.GetReplayRequest, context: Context) -> rpb.GetReplayResponse:
         replay = await self.referee.replay(
             request.game_id,
-            _bearer(context, required=False),
-            request.after_version if request.HasField("after_version") else None,
+            _presented(context),  # "" for a malformed header: no token where none is needed, BAD_TOKEN elsewhere
+            _version(request, "after_version"),
             request.max_events,
         )
         response = rpb.GetReplayResponse(
@@ -218,27 +243,6 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
 
     async def Ping(self, request: rpb.PingRequest, context: Context) -> rpb.PingResponse:
         return rpb.PingResponse()
-
-
-def _deterministic(message: Message) -> bytes:
-    return message.SerializeToString(deterministic=True)
-
-
-def _add_referee_servicer(servicer: RefereeServicer, server: grpc.aio.Server) -> None:
-    """``referee_pb2_grpc.add_RefereeServiceServicer_to_server``, but answers are serialized deterministically:
-    the order of a map's entries (an event's data is a google.protobuf.Struct) otherwise depends on a hash seed
-    that differs between processes, and a resent move's answer must be the same bytes whichever referee gives it."""
-    handlers = {}
-    for method in rpb.DESCRIPTOR.services_by_name["RefereeService"].methods:
-        request_class = getattr(rpb, method.input_type.name)
-        make = grpc.unary_stream_rpc_method_handler if method.server_streaming else grpc.unary_unary_rpc_method_handler
-        handlers[method.name] = make(
-            getattr(servicer, method.name),
-            request_deserializer=request_class.FromString,
-            response_serializer=_deterministic,
-        )
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
-    server.add_registered_method_handlers(SERVICE_NAME, handlers)  # type: ignore[attr-defined]
 
 
 def create_server(
@@ -266,10 +270,13 @@ def create_server(
     if limits.active:
         interceptors.append(LimitInterceptor(limits, referee.is_organizer))
     server = grpc.aio.server(options=server_options(max_message_bytes), interceptors=interceptors)
-    _add_referee_servicer(RefereeServicer(referee, metrics), server)
+    # wire.add_service in place of the generated add_*_to_server: undecodable request bodies become
+    # INVALID_ARGUMENT MALFORMED_REQUEST (not UNKNOWN and a traceback), responses are deterministic bytes
+    wire.add_service(server, _REFEREE_SERVICE, RefereeServicer(referee, metrics))
     health_servicer = health_servicer or HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    wire.add_service(server, health_pb2.DESCRIPTOR.services_by_name["Health"], health_servicer)
+    names = (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME)
+    wire.add_service(server, _REFLECTION_SERVICE, ReflectionServicer(names))
     port = server.add_secure_port(address, tls) if tls is not None else server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot bind {address}")

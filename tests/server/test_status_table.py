@@ -229,6 +229,8 @@ SEATS = [pb.SeatSpec(display_name="Ann"), pb.SeatSpec(display_name="Bob")]
 #: reason -> a call that must fail with that reason (and the status design.md gives it)
 PROVOKE: dict[str, Callable[[Ctx], None]] = {
     # INVALID_ARGUMENT
+    "MALFORMED_REQUEST": lambda t: t.client.channel.unary_unary("/rummy.v1.RefereeService/GetGame")(
+        bytes.fromhex("0a02fffe"), metadata=md("some-token")),  # invalid UTF-8 in game_id
     "INVALID_CARD": _then(_drawn(), 1, pb.Move(discard=pb.Move.Discard(card="ZZ"))),
     "DUPLICATE_CARD": lambda t: t.client.stub.AnalyzeHand(rpb.AnalyzeHandRequest(cards=["AS", "AS"])),
     "BAD_MOVE": _then(_knocked, 0, pb.Move(declare=pb.Move.Declare(best=True, melds=[pb.Cards(cards=["JS", "QS",
