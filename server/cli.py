@@ -27,6 +27,7 @@ from grpc_health.v1._async import HealthServicer  # grpc_health.v1.health.aio.He
 
 from server.durability import MODES, DurabilityError, check_durability
 from server.grpc_api import SERVICE_NAME, create_server, set_serving, shutdown, watch_storage
+from server.http_server import HttpServer, create_http_app
 from server.redis_launcher import (
     DataDirLock,
     RedisLaunchError,
@@ -63,9 +64,24 @@ def _seconds(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rummy-referee", description="Gin Rummy and Rummy referee (gRPC)")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the gRPC server")
+    serve = commands.add_parser("serve", help="run the referee (gRPC, and Connect / gRPC-Web / JSON over HTTP)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 in containers)")
     serve.add_argument("--port", type=int, default=50051, help="port (0: any free port, printed at start)")
+    serve.add_argument(
+        "--http-port",
+        type=int,
+        default=8080,
+        help="HTTP/1.1 port for Connect (JSON, binary), gRPC-Web and plain curl (0: any free port, printed at start)",
+    )
+    serve.add_argument("--no-http", action="store_true", help="serve gRPC only, no HTTP port")
+    serve.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let browser pages from ORIGIN (e.g. http://localhost:5173) call the HTTP port; repeatable "
+        "(default: none, CORS off)",
+    )
     serve.add_argument(
         "--redis-url",
         default=os.environ.get("REDIS_URL"),
@@ -115,6 +131,8 @@ def _parser() -> argparse.ArgumentParser:
 async def serve(args: argparse.Namespace) -> None:
     """Run until SIGTERM or SIGINT."""
     _check_port_free(args.host, args.port)  # before anything starts: nothing to undo
+    if not args.no_http:
+        _check_port_free(args.host, args.http_port)
     lock, redis = _start_private_redis(args) if not args.redis_url else (None, None)
     url = redis.url if redis is not None else args.redis_url
     try:
@@ -125,13 +143,18 @@ async def serve(args: argparse.Namespace) -> None:
         referee = Referee(store, organizer_token=args.organizer_token or None)
         health = HealthServicer()
         server, port = _create_server(args, referee, health)
+        http = None if args.no_http else _create_http_server(args, referee, health)
         if lock is not None:
             lock.record(port=port)  # for a second referee on this data directory, told who has it
         await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
         await server.start()
+        if http is not None:
+            await http.start()
         _tune_gc()
         monitor = asyncio.create_task(watch_storage(referee, health))
         print(f"rummy-referee listening on {args.host}:{port}", flush=True)
+        if http is not None:
+            print(f"rummy-referee http on {args.host}:{http.port}", flush=True)
         print(f"stop it with Ctrl-C, or SIGTERM (kill {os.getpid()}): calls in flight get {args.grace:g}s", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -142,7 +165,7 @@ async def serve(args: argparse.Namespace) -> None:
         monitor.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await monitor
-        await shutdown(server, referee, health, args.grace)
+        await shutdown(server, referee, health, args.grace, also=[http.stop] if http is not None else [])
     finally:
         if redis is not None:
             redis.stop()
@@ -170,6 +193,14 @@ def _create_server(args: argparse.Namespace, referee: Referee, health: HealthSer
         return create_server(f"{args.host}:{args.port}", referee, health_servicer=health)
     except (RuntimeError, OSError) as exc:  # the port was taken between the check and now
         raise StartupError(f"cannot listen on {args.host}:{args.port}: {_first_line(exc)}") from None
+
+
+def _create_http_server(args: argparse.Namespace, referee: Referee, health: HealthServicer) -> HttpServer:
+    app = create_http_app(referee, health, cors_origins=args.cors_origin)
+    try:
+        return HttpServer(app, args.host, args.http_port, grace=args.grace)
+    except OSError as exc:  # the port was taken between the check and now
+        raise StartupError(f"cannot listen on {args.host}:{args.http_port} (HTTP): {exc.strerror or exc}") from None
 
 
 def _first_line(exc: BaseException) -> str:

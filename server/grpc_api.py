@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import NoReturn, TypeVar
 
 import grpc
@@ -239,10 +239,18 @@ async def watch_storage(referee: Referee, health_servicer: HealthServicer, inter
         await asyncio.sleep(interval)
 
 
-async def shutdown(server: grpc.aio.Server, referee: Referee, health_servicer: HealthServicer, grace: float) -> None:
+async def shutdown(
+    server: grpc.aio.Server,
+    referee: Referee,
+    health_servicer: HealthServicer,
+    grace: float,
+    *,
+    also: Sequence[Callable[[], Awaitable[None]]] = (),
+) -> None:
     """Graceful stop: NOT_SERVING first, end the watch streams (clients resume elsewhere), let the unary calls
-    in flight finish within ``grace`` seconds, then close the storage connections."""
+    in flight finish within ``grace`` seconds (on the gRPC server and on the other transports, whose stops are
+    ``also``: the HTTP port), then close the storage connections."""
     await health_servicer.enter_graceful_shutdown()
     await referee.hub.close(drain_s=min(grace, 5.0))
-    await server.stop(grace)
+    await asyncio.gather(server.stop(grace), *(stop() for stop in also))
     await referee.store.close()
