@@ -217,7 +217,8 @@ async def measure(
 def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": str(_ROOT), "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
     process = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_url, "--grace", "1"],
+        [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--http-port", "0", "--redis-url", redis_url,
+         "--grace", "1"],  # the HTTP port on, as `serve` runs by default: it must not tax the gRPC path
         cwd=_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     assert process.stdout is not None

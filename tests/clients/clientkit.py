@@ -77,11 +77,14 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    """``python -m server.cli serve`` on a fixed port over a given Redis; kill() is SIGKILL (a crash)."""
+    """``python -m server.cli serve`` on a fixed port over a given Redis; kill() is SIGKILL (a crash). With
+    ``http``, its HTTP port (Connect, gRPC-Web) is on a fixed port too (``http_port``); else ``--no-http``."""
 
-    def __init__(self, redis_url: str, port: int | None = None, log_dir: Path | None = None) -> None:
+    def __init__(self, redis_url: str, port: int | None = None, log_dir: Path | None = None, *,
+                 http: bool = False) -> None:  # fmt: skip
         self.redis_url = redis_url
         self.port = port or free_port()
+        self.http_port = free_port() if http else None
         self.log = (log_dir or Path("/tmp")) / f"referee-{self.port}.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
@@ -97,7 +100,8 @@ class ServerProcess:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "server.cli", "serve", "--redis-url", self.redis_url,
-                 "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1"],
+                 "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1",
+                 *(["--http-port", str(self.http_port)] if self.http_port else ["--no-http"])],
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
         self.starts += 1
