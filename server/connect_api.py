@@ -156,7 +156,7 @@ def _bearer(ctx: RequestContext[Any, Any], *, required: bool) -> str | None:
             raise Unauthenticated("BAD_TOKEN", "authorization must be 'Bearer <token>'")
         return token.strip()
     if required:
-        raise Unauthenticated("MISSING_TOKEN", "this call needs an 'authorization: Bearer <token>' header")
+        raise Unauthenticated("MISSING_TOKEN", "this call needs 'authorization: Bearer <token>' metadata")
     return None
 
 
