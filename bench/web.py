@@ -45,6 +45,7 @@ if str(_ROOT) not in sys.path:
 
 try:
     import grpc
+    import pyqwest
     from connectrpc.protocol import ProtocolType
 except ModuleNotFoundError:  # a plain `python bench/web.py`: run again in the project's .venv (make venv)
     _VENV = _ROOT / ".venv"
@@ -106,12 +107,13 @@ async def measure(servers: list[tuple[str, str]], levels: list[int], seconds: fl
     results: dict[str, float] = {}
     channels = [grpc.aio.insecure_channel(grpc_address) for grpc_address, _ in servers]
     stubs = [referee_pb2_grpc.RefereeServiceStub(channel) for channel in channels]
+    # no compression, no tracing hooks (pyqwest's OpenTelemetry instrumentation is on by default): a lean client
+    http_clients = [pyqwest.Client(pyqwest.HTTPTransport(enable_otel=False)) for _ in servers]
     clients = [
-        referee_connect.RefereeServiceClient(
-            http_url, codec=JsonCodec(), protocol=ProtocolType.CONNECT, accept_compression=(), send_compression=None
-        )
-        for _, http_url in servers
-    ]
+        referee_connect.RefereeServiceClient(http_url, codec=JsonCodec(), protocol=ProtocolType.CONNECT,
+                                             accept_compression=(), send_compression=None, http_client=http)
+        for (_, http_url), http in zip(servers, http_clients, strict=True)
+    ]  # fmt: skip
     try:
 
         def grpc_factory(i: int) -> object:
