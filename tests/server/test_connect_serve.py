@@ -88,3 +88,19 @@ def test_the_web_bench_prints_its_figures() -> None:
         assert figures[key] > 0, figures
     assert figures["servers"] == 1 and figures["rounds"] == 2
     assert any(line.startswith("connect/grpc x16") for line in lines)
+
+
+def test_the_client_tests_server_process_can_serve_http(redis_server: RedisProcess, tmp_path: Path) -> None:
+    """tests/clients/clientkit.ServerProcess(http=True): its HTTP port is fixed too (kept across restarts)."""
+    from tests.clients.clientkit import ServerProcess
+
+    server = ServerProcess(redis_server.url, log_dir=tmp_path, http=True)
+    try:
+        for _ in range(2):  # started, killed, started again on the same ports
+            server.start()
+            reply = httpx.post(f"http://127.0.0.1:{server.http_port}/rummy.v1.RefereeService/Ping", content=b"{}",
+                               headers={"content-type": "application/json"}, timeout=60)  # fmt: skip
+            assert reply.status_code == 200
+            server.kill()
+    finally:
+        server.stop()
