@@ -72,7 +72,7 @@ def connect_error(exc: BaseException) -> ConnectError:
 
 
 def _malformed(what: str) -> ConnectError:
-    return connect_error(BadRequest(MALFORMED_REQUEST, what))
+    return connect_error(BadRequest("MALFORMED_REQUEST", what))
 
 
 def _check_size(message: Message) -> None:
