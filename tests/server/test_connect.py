@@ -33,7 +33,7 @@ from tests.server.refkit import (
     move_from_text,
     reason_of,
 )
-from tests.server.webkit import PROTOCOLS, SERVICE, Answer, call, connect_error_answer, watch
+from tests.server.webkit import PROTOCOLS, SERVICE, Answer, call, connect_error_answer, envelope, envelopes, watch
 
 ORIGIN = "http://table.example"
 
@@ -366,3 +366,24 @@ def test_watch_over_connect_refuses_like_grpc(games: tuple[Game, Game], http: ht
     assert end is not None and (end.status, end.reason) == ("UNAUTHENTICATED", "BAD_TOKEN")
     _, end = watch(http, rpb.WatchGameRequest(game_id=game.game_id), None)
     assert end is not None and (end.status, end.reason) == ("UNAUTHENTICATED", "MISSING_TOKEN")
+
+
+def test_watch_over_grpc_web_streams_the_same_events(grpc_client: Client, http: httpx.Client) -> None:
+    """WatchGame by gRPC-Web (binary frames, the status in the trailer frame) from a position: the events of the
+    gRPC stream from there, in order, then grpc-status 0 once the match is over."""
+    game = grpc_client.create("gin", token=ORGANIZER, seed=bytes(range(1, 33)),
+                              match=rpb.MatchSettings(target_score=100, max_hands=1))  # fmt: skip
+    _play_to_the_end(grpc_client, game, random.Random(4))
+    request = rpb.WatchGameRequest(game_id=game.game_id, after_version=2)
+    reply = http.post(f"/{SERVICE}/WatchGame", content=envelope(request.SerializeToString()),
+                      headers={"content-type": "application/grpc-web+proto", "x-grpc-web": "1",
+                               "authorization": f"Bearer {game.tokens[1]}"})  # fmt: skip
+    assert reply.status_code == 200
+    frames = list(envelopes(reply.content))
+    trailer = frames[-1]
+    assert trailer[0] & 0x80 and trailer[1].lower().replace(b" ", b"").startswith(b"grpc-status:0"), trailer
+    got = [rpb.WatchGameResponse.FromString(payload).event for flags, payload in frames[:-1]]
+    stream = grpc_client.stub.WatchGame(request, metadata=md(game.tokens[1]), timeout=60)
+    assert [(e.version, e.index, e.kind) for e in got] == [(m.event.version, m.event.index, m.event.kind)
+                                                           for m in stream]  # fmt: skip
+    assert got and got[-1].kind == "match_ended"
