@@ -12,8 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grpc
 import httpx
 
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from rummy_pb.rummy.v1 import referee_pb2_grpc
 from server.redis_launcher import RedisProcess
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,8 +60,11 @@ def test_no_http_serves_grpc_only(redis_server: RedisProcess) -> None:
     process = _serve(redis_server, "--no-http")
     try:
         assert process.stdout is not None
-        assert process.stdout.readline().startswith("rummy-referee listening on ")
+        line = process.stdout.readline()
+        assert line.startswith("rummy-referee listening on ")
         assert process.stdout.readline().startswith("stop it with")
+        with grpc.insecure_channel(line.split()[-1]) as channel:  # serving (and its signal handlers are set)
+            referee_pb2_grpc.RefereeServiceStub(channel).Ping(rpb.PingRequest(), timeout=60)
     finally:
         assert _stop(process) == 0
 
