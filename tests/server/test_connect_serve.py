@@ -110,3 +110,43 @@ def test_the_client_tests_server_process_can_serve_http(redis_server: RedisProce
             server.kill()
     finally:
         server.stop()
+
+
+def test_the_admission_check_runs_before_every_http_call(redis_server: RedisProcess) -> None:
+    """create_http_app(admit=...): the spot where per-peer limits plug in; its refusal is the call's answer."""
+    import asyncio
+
+    from grpc_health.v1._async import HealthServicer
+
+    from server.errors import TooMuch
+    from server.http_server import HttpServer, create_http_app
+    from server.service import Referee
+    from server.store import GameStore, connect
+
+    seen: list[tuple[str | None, str]] = []
+
+    async def admit(peer: str | None, method: str) -> None:
+        seen.append((peer, method))
+        if method == "AnalyzeHand":
+            raise TooMuch("RATE_LIMITED", "too many calls from this peer")
+
+    async def main() -> tuple[httpx.Response, httpx.Response]:
+        referee = Referee(GameStore(connect(redis_server.url)))
+        server = HttpServer(create_http_app(referee, HealthServicer(), admit=admit), "127.0.0.1", 0, grace=1)
+        await server.start()
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}", timeout=60) as http:
+                headers = {"content-type": "application/json"}
+                ok = await http.post("/rummy.v1.RefereeService/Ping", content=b"{}", headers=headers)
+                refused = await http.post("/rummy.v1.RefereeService/AnalyzeHand", content=b"{not even json",
+                                          headers=headers)  # fmt: skip
+                return ok, refused
+        finally:
+            await server.stop()
+            await referee.store.close()
+
+    ok, refused = asyncio.run(main())
+    assert ok.status_code == 200
+    assert refused.status_code == 429 and refused.json()["code"] == "resource_exhausted"  # refused before decoding
+    assert [method for _, method in seen] == ["Ping", "AnalyzeHand"]
+    assert all(peer is not None and peer.startswith("127.0.0.1:") for peer, _ in seen)
