@@ -15,8 +15,8 @@ COPY rummy_pb rummy_pb
 RUN pip install --no-deps . && rm -rf build *.egg-info
 
 USER nobody
-EXPOSE 50051
+EXPOSE 50051 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 CMD ["rummy-referee", "health"]
 # SIGTERM: NOT_SERVING, watch streams end, calls in flight get --grace seconds (keep it under the stop timeout)
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["rummy-referee", "serve", "--host", "0.0.0.0", "--port", "50051", "--grace", "10"]
+ENTRYPOINT ["rummy-referee", "serve", "--host", "0.0.0.0", "--port", "50051", "--http-port", "8080", "--grace", "10"]

@@ -342,7 +342,7 @@ def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
         [sys.executable, *(["-m", "cProfile", "-o", os.environ["FANOUT_PROFILE"]] if os.environ.get("FANOUT_PROFILE")
                            else []),
-         "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_url, "--grace", "1"],
+         "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_url, "--grace", "1"],
         cwd=_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     assert process.stdout is not None

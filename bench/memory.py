@@ -208,7 +208,8 @@ def breakdown(r: redis.Redis, game_id: str) -> None:
 def _start_server(root: Path, redis_url: str) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": str(root), "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
     process = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_url, "--grace", "1"],
+        [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_url,
+         "--grace", "1"],
         cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     assert process.stdout is not None

@@ -215,10 +215,12 @@ async def measure(
     return results
 
 
-def _start_server(redis_url: str, extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen[str], str]:
+def _start_server(redis_url: str, extra: tuple[str, ...] = (), http: bool = True) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": str(_ROOT), "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
     process = subprocess.Popen(
         [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_url, "--grace", "1",
+         # the HTTP port on by default, as `serve` runs: no tax on gRPC
+         *(["--http-port", "0"] if http else ["--no-http"]),
          # limits far above the bench's rates (it creates games without a token), but on: their cost is measured
          "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000", *extra],
         cwd=_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -240,6 +242,7 @@ def main() -> None:
     parser.add_argument("--redis-url", default=None, help="an existing Redis (default: a private redis-server)")
     parser.add_argument("--observe", action="store_true",
                         help="referees with their metrics and JSON logs on (--metrics-port 0 --log-format json)")
+    parser.add_argument("--no-http", action="store_true", help="referees without their HTTP port (to compare)")
     args = parser.parse_args()
     extra = ("--metrics-port", "0", "--log-format", "json") if args.observe else ()
     levels = [int(x) for x in args.levels.split(",")]
@@ -248,7 +251,7 @@ def main() -> None:
         url = args.redis_url or (redis.url if redis else "")
         servers: list[tuple[subprocess.Popen[str], str]] = []
         try:
-            servers += [_start_server(url, extra) for _ in range(max(1, args.servers))]
+            servers += [_start_server(url, extra, http=not args.no_http) for _ in range(max(1, args.servers))]
             listed = ", ".join(f"{address} (pid {process.pid})" for process, address in servers)
             print(f"referees {listed}; redis {url}; {os.cpu_count()} cores", flush=True)
             pids = {"client": [os.getpid()], "referee": [process.pid for process, _ in servers]}

@@ -30,7 +30,8 @@ from server import memo
 from server.cache import STATE_CACHE_GAMES, STATE_CACHE_MIB, StateCache
 from server.durability import MODES, DurabilityError, check_durability
 from server.grpc_api import SERVICE_NAME, create_server, set_serving, shutdown, watch_storage
-from server.limits import Limits
+from server.http_server import HttpServer, create_http_app
+from server.limits import LimitInterceptor, Limits
 from server.logs import FORMATS, configure
 from server.metrics import Metrics, start_metrics_server, watch_open_games
 from server.redis_launcher import (
@@ -127,9 +128,24 @@ def _mib(text: str) -> float:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rummy-referee", description="Gin Rummy and Rummy referee (gRPC)")
     commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the gRPC server")
+    serve = commands.add_parser("serve", help="run the referee (gRPC, and Connect / gRPC-Web / JSON over HTTP)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 in containers)")
     serve.add_argument("--port", type=int, default=50051, help="port (0: any free port, printed at start)")
+    serve.add_argument(
+        "--http-port",
+        type=int,
+        default=8080,
+        help="HTTP/1.1 port for Connect (JSON, binary), gRPC-Web and plain curl (0: any free port, printed at start)",
+    )
+    serve.add_argument("--no-http", action="store_true", help="serve gRPC only, no HTTP port")
+    serve.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let browser pages from ORIGIN (e.g. http://localhost:5173) call the HTTP port; repeatable "
+        "(default: none, CORS off)",
+    )
     serve.add_argument(
         "--redis-url",
         default=os.environ.get("REDIS_URL"),
@@ -292,6 +308,8 @@ async def serve(args: argparse.Namespace) -> None:
     """Run until SIGTERM or SIGINT."""
     _check_port_free(args.host, args.port)  # before anything starts: nothing to undo
     tls = _tls_files(args)
+    if not args.no_http:
+        _check_port_free(args.host, args.http_port)
     lock, redis = _start_private_redis(args) if not args.redis_url else (None, None)
     url = redis.url if redis is not None else args.redis_url
     try:
@@ -310,17 +328,24 @@ async def serve(args: argparse.Namespace) -> None:
             request_burst=max(1, args.request_burst),
             games_per_minute=args.games_per_minute,
         )
+        # one limiter for both ports: an address's calls count the same by gRPC and by HTTP
+        limiter = LimitInterceptor(limits, referee.is_organizer) if limits.active else None
         metrics = Metrics() if args.metrics_port is not None else None
-        server, port = _create_server(args, referee, health, limits, metrics, tls)
+        server, port = _create_server(args, referee, health, limits, metrics, tls, limiter)
+        http = None if args.no_http else _create_http_server(args, referee, health, limiter)
         if lock is not None:
             lock.record(port=port)  # for a second referee on this data directory, told who has it
         await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
         await server.start()
+        if http is not None:
+            await http.start()
         _tune_gc()
         monitor = asyncio.create_task(watch_storage(referee, health))
         metrics_http = _start_metrics(metrics, args.host, args.metrics_port) if metrics is not None else None
         counting = asyncio.create_task(watch_open_games(referee, metrics)) if metrics is not None else None
         print(f"rummy-referee listening on {args.host}:{port}{' (TLS)' if tls is not None else ''}", flush=True)
+        if http is not None:
+            print(f"rummy-referee http on {args.host}:{http.port}", flush=True)
         if metrics_http is not None:
             print(f"rummy-referee metrics on {args.host}:{metrics_http.server_port}", flush=True)
         print(f"stop it with Ctrl-C, or SIGTERM (kill {os.getpid()}): calls in flight get {args.grace:g}s", flush=True)
@@ -337,7 +362,7 @@ async def serve(args: argparse.Namespace) -> None:
             counting.cancel()
         if metrics_http is not None:
             metrics_http.shutdown()
-        await shutdown(server, referee, health, args.grace)
+        await shutdown(server, referee, health, args.grace, also=[http.stop] if http is not None else [])
     finally:
         if redis is not None:
             redis.stop()
@@ -367,11 +392,13 @@ def _create_server(
     limits: Limits,
     metrics: Metrics | None,
     tls: TlsFiles | None,
+    limiter: LimitInterceptor | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     try:
         return create_server(
             f"{args.host}:{args.port}", referee, health_servicer=health, limits=limits, metrics=metrics,
             log_context=args.log_format == "json", tls=tls.server_credentials() if tls is not None else None,
+            limiter=limiter,
         )  # fmt: skip
     except (RuntimeError, OSError) as exc:  # the port was taken between the check and now
         raise StartupError(f"cannot listen on {args.host}:{args.port}: {_first_line(exc)}") from None
@@ -382,6 +409,17 @@ def _start_metrics(metrics: Metrics, host: str, port: int) -> Any:
         return start_metrics_server(metrics, host, port)[0]
     except OSError as exc:
         raise StartupError(f"cannot serve metrics on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def _create_http_server(
+    args: argparse.Namespace, referee: Referee, health: HealthServicer, limiter: LimitInterceptor | None
+) -> HttpServer:
+    app = create_http_app(referee, health, cors_origins=args.cors_origin,
+                          admit=limiter.admit if limiter is not None else None)  # fmt: skip
+    try:
+        return HttpServer(app, args.host, args.http_port, grace=args.grace)
+    except OSError as exc:  # the port was taken between the check and now
+        raise StartupError(f"cannot listen on {args.host}:{args.http_port} (HTTP): {exc.strerror or exc}") from None
 
 
 def _first_line(exc: BaseException) -> str:

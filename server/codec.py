@@ -18,7 +18,7 @@ import engine
 from engine.errors import excerpt
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from server.errors import BadRequest
+from server.errors import BadRequest, Unauthenticated
 from server.memo import Memo
 from server.model import GameSpec, SeatSpec
 
@@ -476,3 +476,48 @@ def analysis_to_proto(a: Mapping[str, Any]) -> rpb.AnalyzeHandResponse:
         arrangements_truncated=a["truncated"],
         knock_discards=[rpb.KnockDiscard(card=k["card"], deadwood=k["deadwood"]) for k in a["knock_discards"]],
     )
+
+
+# ------------------------------------------------------------------------------ envelopes (both transports)
+
+
+def create_response_to_proto(created: Mapping[str, Any]) -> rpb.CreateGameResponse:
+    """CreateGame's answer, from ``Referee.create_game``'s result (the gRPC and HTTP transports alike)."""
+    return rpb.CreateGameResponse(
+        game_id=created["game_id"],
+        seat_tokens=[rpb.SeatToken(seat=s, token=t) for s, t in sorted(created["tokens"].items())],
+        spectator_token=created["spectator_token"],
+        settings=settings_to_proto(created["settings"]),
+        version=created["version"],
+        seed_commitment=created["settings"]["seed_commitment"],
+    )
+
+
+def replay_response_to_proto(replay: Mapping[str, Any]) -> rpb.GetReplayResponse:
+    """GetReplay's answer, from ``Referee.replay``'s result."""
+    response = rpb.GetReplayResponse(
+        settings=settings_to_proto(replay["settings"]),
+        initial=view_to_proto(replay["initial"]),
+        events=[event_to_proto(e) for e in replay["events"]],
+        current=view_to_proto(replay["current"]),
+    )
+    if replay["next_after_version"] is not None:
+        response.next_after_version = replay["next_after_version"]
+    return response
+
+
+def resign_response_to_proto(result: Mapping[str, Any]) -> rpb.ResignResponse:
+    """Resign's answer, from ``Referee.resign``'s result (a move's answer)."""
+    moved = move_response_to_proto(result)
+    return rpb.ResignResponse(version=moved.version, events=moved.events, view=moved.view)
+
+
+def create_token(presented: str | None, request: rpb.CreateGameRequest) -> str | None:
+    """The token CreateGame goes on: only preset deals and seeds need one (the organizer's); there a malformed
+    header (``presented`` "") is BAD_TOKEN and none MISSING_TOKEN (the referee's check); elsewhere any header is
+    ignored like none (docs/design.md's token table)."""
+    if presented:
+        return presented
+    if presented == "" and (request.preset_deals or request.seed):
+        raise Unauthenticated("BAD_TOKEN", "authorization must be 'Bearer <organizer token>'")
+    return None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 import grpc
@@ -111,22 +111,9 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         return await _guard(context, self._create_game(request, context))
 
     async def _create_game(self, request: rpb.CreateGameRequest, context: Context) -> rpb.CreateGameResponse:
-        # Only preset deals and seeds need a token (the organizer's): there a malformed header is BAD_TOKEN, and
-        # no header MISSING_TOKEN (the referee's check); elsewhere any header is ignored like none.
-        token = _presented(context)
-        if not token:
-            if token == "" and (request.preset_deals or request.seed):
-                raise Unauthenticated("BAD_TOKEN", "authorization must be 'Bearer <organizer token>'")
-            token = None
+        token = codec.create_token(_presented(context), request)
         created = await self.referee.create_game(codec.game_spec_from_proto(request), token)
-        return rpb.CreateGameResponse(
-            game_id=created["game_id"],
-            seat_tokens=[rpb.SeatToken(seat=s, token=t) for s, t in sorted(created["tokens"].items())],
-            spectator_token=created["spectator_token"],
-            settings=codec.settings_to_proto(created["settings"]),
-            version=created["version"],
-            seed_commitment=created["settings"]["seed_commitment"],
-        )
+        return codec.create_response_to_proto(created)
 
     async def JoinGame(self, request: rpb.JoinGameRequest, context: Context) -> rpb.JoinGameResponse:
         return await _guard(context, self._join_game(request))
@@ -178,8 +165,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             request.expected_version if request.HasField("expected_version") else None,
             request.request_id,
         )
-        moved = codec.move_response_to_proto(result)
-        return rpb.ResignResponse(version=moved.version, events=moved.events, view=moved.view)
+        return codec.resign_response_to_proto(result)
 
     async def ValidateMove(self, request: rpb.ValidateMoveRequest, context: Context) -> rpb.ValidateMoveResponse:
         return await _guard(context, self._validate_move(request, context))
@@ -222,15 +208,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
             _version(request, "after_version"),
             request.max_events,
         )
-        response = rpb.GetReplayResponse(
-            settings=codec.settings_to_proto(replay["settings"]),
-            initial=codec.view_to_proto(replay["initial"]),
-            events=[codec.event_to_proto(e) for e in replay["events"]],
-            current=codec.view_to_proto(replay["current"]),
-        )
-        if replay["next_after_version"] is not None:
-            response.next_after_version = replay["next_after_version"]
-        return response
+        return codec.replay_response_to_proto(replay)
 
     async def AnalyzeHand(self, request: rpb.AnalyzeHandRequest, context: Context) -> rpb.AnalyzeHandResponse:
         return await _guard(context, self._analyze_hand(request))
@@ -255,19 +233,23 @@ def create_server(
     metrics: Metrics | None = None,
     log_context: bool = False,
     tls: grpc.ServerCredentials | None = None,
+    limiter: LimitInterceptor | None = None,
 ) -> tuple[grpc.aio.Server, int]:
     """A grpc.aio server (not started) serving the referee, health checking and reflection on ``address``
     ("host:port"; port 0 picks a free one), under the per-peer ``limits`` (default: ``Limits()``, server.limits).
     ``metrics``: count and time every call into these metrics (server.metrics); ``log_context``: give the log
     lines of each call its method, game id and request id (server.logs; implied by ``metrics``); ``tls``: serve
-    over TLS with these credentials (server.tls), else plaintext. Returns the server and the port bound."""
+    over TLS with these credentials (server.tls), else plaintext; ``limiter``: the limits' interceptor to use
+    (in place of one made from ``limits``). Returns the server and the port bound."""
     limits = Limits() if limits is None else limits
     interceptors: list[grpc.aio.ServerInterceptor[Any, Any]] = []
     if metrics is not None or log_context:  # outermost: it also sees the calls the limiter refuses
         interceptors.append(ObserveInterceptor(metrics))
     if metrics is not None:
         metrics.instrument(referee)
-    if limits.active:
+    if limiter is not None:  # given: shared with another transport (the HTTP port), whose calls count too
+        interceptors.append(limiter)
+    elif limits.active:
         interceptors.append(LimitInterceptor(limits, referee.is_organizer))
     server = grpc.aio.server(options=server_options(max_message_bytes), interceptors=interceptors)
     # wire.add_service in place of the generated add_*_to_server: undecodable request bodies become
@@ -325,10 +307,18 @@ async def watch_storage(
         await asyncio.sleep(max(0.0, interval - (loop.time() - started)))  # a ping that timed out took long enough
 
 
-async def shutdown(server: grpc.aio.Server, referee: Referee, health_servicer: HealthServicer, grace: float) -> None:
+async def shutdown(
+    server: grpc.aio.Server,
+    referee: Referee,
+    health_servicer: HealthServicer,
+    grace: float,
+    *,
+    also: Sequence[Callable[[], Awaitable[None]]] = (),
+) -> None:
     """Graceful stop: NOT_SERVING first, end the watch streams (clients resume elsewhere), let the unary calls
-    in flight finish within ``grace`` seconds, then close the storage connections."""
+    in flight finish within ``grace`` seconds (on the gRPC server and on the other transports, whose stops are
+    ``also``: the HTTP port), then close the storage connections."""
     await health_servicer.enter_graceful_shutdown()
     await referee.hub.close(drain_s=min(grace, 5.0))
-    await server.stop(grace)
+    await asyncio.gather(server.stop(grace), *(stop() for stop in also))
     await referee.store.close()

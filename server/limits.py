@@ -199,21 +199,26 @@ class LimitInterceptor(_Interceptor):
     # ------------------------------------------------------------------------------------------ checks
 
     def _check(self, context: grpc.aio.ServicerContext[Any, Any]) -> TooMuch | None:
+        return self._take_request(peer_key(context.peer()))
+
+    def _check_create(self, context: grpc.aio.ServicerContext[Any, Any]) -> TooMuch | None:
+        key = peer_key(context.peer())
+        return self._take_request(key) or self._take_creation(key, _bearer(context))
+
+    def _take_request(self, key: str) -> TooMuch | None:
         if self._requests is None:
             return None
-        wait = self._requests.take(peer_key(context.peer()))
+        wait = self._requests.take(key)
         if wait:
             return TooMuch("RATE_LIMITED", "too many requests from this address: slow down", retry_after_s=wait)
         return None
 
-    def _check_create(self, context: grpc.aio.ServicerContext[Any, Any]) -> TooMuch | None:
-        refusal = self._check(context)
-        if refusal is not None or self._creations is None:
-            return refusal
-        token = _bearer(context)
+    def _take_creation(self, key: str, token: str | None) -> TooMuch | None:
+        if self._creations is None:
+            return None
         if token is not None and self._is_exempt(token):
             return None
-        keys = [peer_key(context.peer())]
+        keys = [key]
         if token is not None:  # a token's bucket is keyed by its hash: the limiter holds no token
             keys.append("token:" + hashlib.sha256(token.encode()).hexdigest()[:32])
         wait = max(self._creations.wait(key) for key in keys)
@@ -227,6 +232,18 @@ class LimitInterceptor(_Interceptor):
         for key in keys:
             self._creations.take(key)
         return None
+
+    async def admit(self, address: str | None, method: str, token: str | None) -> None:
+        """The same limits for a call of the HTTP port (Connect, gRPC-Web; ``address`` the client's "host:port",
+        ``method`` the RPC's name): raises TooMuch when over, with the buckets shared with the gRPC port."""
+        host = (address or "unknown").rpartition(":")[0].strip("[]") if address and ":" in address else address
+        key = peer_key(f"ipv6:[{host}]:0") if host and ":" in host else (host or "unknown")
+        refusal = self._take_request(key)
+        if refusal is None and method == "CreateGame":
+            refusal = self._take_creation(key, token)
+        if refusal is not None:
+            self.refused += 1
+            raise refusal
 
     async def _refuse(self, context: grpc.aio.ServicerContext[Any, Any], refusal: TooMuch) -> NoReturn:
         self.refused += 1

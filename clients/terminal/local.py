@@ -56,7 +56,7 @@ class LocalReferee:
         env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")}
         env["RUMMY_ORGANIZER_TOKEN"] = self.organizer_token
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
-        cmd = [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", "0",
+        cmd = [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", "0", "--no-http",
                "--data-dir", str(self._dir / "data"), "--grace", "1"]  # fmt: skip
         with self.log_path.open("w") as log:
             self._process = subprocess.Popen(

@@ -75,7 +75,7 @@ def own_referee(log_path: Path, timeout: float = 60.0) -> Iterator[RefereeAddres
         env = {**os.environ, "RUMMY_ORGANIZER_TOKEN": token}  # in the environment: not on a visible command line
         env.pop("REDIS_URL", None)  # its own private redis-server, never someone else's database
         proc = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", "0",
+            [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", "0", "--no-http",
              "--data-dir", data_dir, "--grace", "2"],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env, text=True,
             start_new_session=True,  # a Ctrl-C in the terminal stops the tournament, which then stops the referee

@@ -82,14 +82,16 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    """``python -m server.cli serve`` on a fixed port over a given Redis; kill() is SIGKILL (a crash)."""
+    """``python -m server.cli serve`` on a fixed port over a given Redis; kill() is SIGKILL (a crash). With
+    ``http``, its HTTP port (Connect, gRPC-Web) is on a fixed port too (``http_port``); else ``--no-http``."""
 
     def __init__(self, redis_url: str, port: int | None = None, log_dir: Path | None = None,
-                 args: Sequence[str] = ()) -> None:  # fmt: skip
-        """``args``: more options of ``serve``."""
+                 args: Sequence[str] = (), *, http: bool = False) -> None:  # fmt: skip
+        """``args``: more options of ``serve``; ``http``: serve the HTTP port too (else ``--no-http``)."""
         self.redis_url = redis_url
         self.args = tuple(args)
         self.port = port or free_port()
+        self.http_port = free_port() if http else None
         self.log = (log_dir or Path("/tmp")) / f"referee-{self.port}.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.starts = 0
@@ -106,7 +108,7 @@ class ServerProcess:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "server.cli", "serve", "--redis-url", self.redis_url,
                  "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1", *TEST_LIMIT_FLAGS,
-                 *self.args],
+                 *(["--http-port", str(self.http_port)] if self.http_port else ["--no-http"]), *self.args],
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
         self.starts += 1

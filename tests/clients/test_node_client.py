@@ -77,7 +77,7 @@ def referee_address(redis_server: RedisProcess, tmp_path_factory: pytest.TempPat
     log_path = tmp_path_factory.mktemp("referee") / "server.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_server.url,
+            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_server.url,
              "--grace", "1"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True,
         )  # fmt: skip

@@ -24,6 +24,7 @@ from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
 from server.grpc_api import create_server, set_serving, shutdown
+from server.http_server import HttpServer, create_http_app
 from server.limits import Limits
 from server.service import Referee
 from server.store import GameStore, connect
@@ -37,12 +38,14 @@ TEST_STORAGE_TIMEOUT_S = 5.0
 
 
 class ServerThread:
-    """The referee on 127.0.0.1:<free port>, its asyncio loop in a daemon thread."""
+    """The referee on 127.0.0.1:<free port>, its asyncio loop in a daemon thread. With ``http``, also its HTTP port
+    (Connect, gRPC-Web: server.http_server) on another free port, in the same loop, as `serve` runs it."""
 
     def __init__(self, redis_url: str, *, organizer_token: str | None = ORGANIZER, finished_ttl_s: int = 3600,
                  max_attempts: int = 8, limits: Limits = TEST_LIMITS, max_open_games: int = 100_000,
                  unplayed_ttl_s: int = 3600, also_ipv6: bool = False,
-                 store_options: dict[str, Any] | None = None) -> None:  # fmt: skip
+                 store_options: dict[str, Any] | None = None, http: bool = False,
+                 cors_origins: Sequence[str] = ()) -> None:  # fmt: skip
         self.redis_url = redis_url
         self._store_options = store_options or {}
         self._kwargs = {"organizer_token": organizer_token, "max_attempts": max_attempts,
@@ -51,6 +54,9 @@ class ServerThread:
         self._unplayed_ttl = unplayed_ttl_s
         self.limits = limits
         self._also_ipv6 = also_ipv6  # listen on [::1] too (the same port): a second peer address for the tests
+        self._http = http
+        self._cors = tuple(cors_origins)
+        self.http_port = 0
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -72,6 +78,12 @@ class ServerThread:
     def ipv6_address(self) -> str:
         return f"[::1]:{self.port}"
 
+    @property
+    def http_url(self) -> str:
+        """The base URL of the HTTP port (``http=True``)."""
+        assert self.http_port, "started without http=True"
+        return f"http://127.0.0.1:{self.http_port}"
+
     def _main(self) -> None:
         try:
             asyncio.run(self._serve())
@@ -91,11 +103,18 @@ class ServerThread:
         server, self.port = create_server("127.0.0.1:0", self.referee, health_servicer=health, limits=self.limits)
         if self._also_ipv6 and server.add_insecure_port(f"[::1]:{self.port}") != self.port:
             raise OSError(f"cannot bind [::1]:{self.port}")
+        http = None
+        if self._http:
+            app = create_http_app(self.referee, health, cors_origins=self._cors)
+            http = HttpServer(app, "127.0.0.1", 0, grace=1.0)
+            self.http_port = http.port
         await server.start()
+        if http is not None:
+            await http.start()
         await set_serving(health, True)
         self._ready.set()
         await self._stop.wait()
-        await shutdown(server, self.referee, health, grace=1.0)
+        await shutdown(server, self.referee, health, grace=1.0, also=[http.stop] if http is not None else [])
 
     def stop(self) -> None:
         if self._loop is not None and self._stop is not None and self._thread.is_alive():

@@ -35,7 +35,7 @@ def test_serve_works_with_no_redis_on_path(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": str(Path(sys.executable).parent) + ":/nonexistent", "REDIS_URL": ""}
     env.pop("REDIS_URL")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "data")],
+        [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--data-dir", str(tmp_path / "data")],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:

@@ -34,7 +34,8 @@ class Serve:
         env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")}
         env["PYTHONPATH"] = str(ROOT)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--data-dir", str(data_dir), "--grace", "2"],
+            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--data-dir", str(data_dir),
+             "--grace", "2"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,

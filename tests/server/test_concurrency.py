@@ -91,7 +91,7 @@ def two_servers(redis_server: RedisProcess) -> Iterator[list[str]]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_server.url],
+            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_server.url],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,

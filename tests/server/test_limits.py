@@ -329,7 +329,8 @@ def test_redis_memory_stays_bounded_under_a_creation_loop(private_redis: RedisPr
 
 
 def test_serve_takes_the_limits_from_its_flags(private_redis: RedisProcess, admin: redis.Redis) -> None:
-    command = [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", private_redis.url,
+    command = [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http",
+               "--redis-url", private_redis.url,
                "--grace", "1", "--games-per-minute", "2", "--unplayed-ttl", "7", "--max-open-games", "5"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

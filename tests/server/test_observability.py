@@ -61,7 +61,7 @@ def start_serve(redis_url: str, directory: Path) -> Served:
     stdout, log = directory / "stdout", directory / "stderr.jsonl"
     with stdout.open("wb") as out, log.open("wb") as err:
         process = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_url,
+            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_url,
              "--metrics-port", "0", "--log-format", "json", "--grace", "1", "--games-per-minute", "1000000",
              "--requests-per-second", "1000000", "--request-burst", "1000000"],
             cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out, stderr=err, stdin=subprocess.DEVNULL,

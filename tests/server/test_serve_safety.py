@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(find_redis_server() is None, reason="no redis-se
 
 
 def _command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "server.cli", "serve", "--grace", "1", *args]
+    return [sys.executable, "-m", "server.cli", "serve", "--grace", "1", "--no-http", *args]
 
 
 class Serve:

@@ -80,7 +80,8 @@ class Served:
         self.out = log.with_suffix(".out")
         with self.out.open("wb") as out, log.open("wb") as err:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_url, "--grace", "1",
+                [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_url,
+                 "--grace", "1",
                  *flags],
                 cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out, stderr=err,
                 stdin=subprocess.DEVNULL,
@@ -199,7 +200,8 @@ def test_bad_tls_settings_stop_serve_in_one_line(redis_server: RedisProcess, cer
     ]
     for flags, words in cases:
         done = subprocess.run(
-            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_server.url, *flags],
+            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_server.url,
+             *flags],
             cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert done.returncode == 1, (flags, done.stderr)

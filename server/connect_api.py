@@ -1,0 +1,388 @@
+"""The HTTP transport's RPC layer: rummy.v1.RefereeService over the Connect protocol (JSON and binary) and
+gRPC-Web, with connectrpc (the official Connect implementation for Python), a second thin adapter around
+``server.service.Referee`` beside ``server.grpc_api``.
+
+Each handler reads the bearer token from the ``authorization`` header, decodes with ``server.codec``, calls the
+referee and encodes the result, exactly as the gRPC servicer does; every failure goes through
+``server.errors.classify`` (the one error map) and becomes a ``ConnectError`` with the same code and a
+``google.rpc.ErrorInfo`` detail carrying the same reason. A body that does not decode is INVALID_ARGUMENT
+``MALFORMED_REQUEST``; a request over 256 KiB is RESOURCE_EXHAUSTED, as on the gRPC port. The server it runs in
+(routing, CORS, uvicorn in the gRPC server's event loop) is ``server.http_server``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+import orjson
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError, ErrorDetail
+from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
+from connectrpc.request import RequestContext
+from connectrpc.server import ConnectASGIApplication, Endpoint
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from google.rpc import error_details_pb2  # type: ignore[import-untyped]
+from grpc_health.v1 import health_pb2
+from grpc_health.v1._async import HealthServicer
+from protobuf import Message as PyMessage
+from protobuf.wkt import Any as AnyDetail
+
+from rummy_pb.rummy.v1 import game_pb, referee_connect, referee_pb
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server import codec, errors
+from server.errors import BadRequest, Unauthenticated
+from server.grpc_api import MAX_MESSAGE_BYTES
+from server.service import Referee
+
+T = TypeVar("T")
+M = TypeVar("M", bound=Message)
+
+MALFORMED_REQUEST = "MALFORMED_REQUEST"
+_ERROR_INFO_TYPE = "type.googleapis.com/" + error_details_pb2.ErrorInfo.DESCRIPTOR.full_name
+
+# The one translation of gRPC status codes (server.errors' vocabulary) into Connect codes.
+CONNECT_CODES: dict[grpc.StatusCode, Code] = {
+    grpc.StatusCode.INVALID_ARGUMENT: Code.INVALID_ARGUMENT,
+    grpc.StatusCode.FAILED_PRECONDITION: Code.FAILED_PRECONDITION,
+    grpc.StatusCode.ABORTED: Code.ABORTED,
+    grpc.StatusCode.UNAUTHENTICATED: Code.UNAUTHENTICATED,
+    grpc.StatusCode.PERMISSION_DENIED: Code.PERMISSION_DENIED,
+    grpc.StatusCode.NOT_FOUND: Code.NOT_FOUND,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: Code.RESOURCE_EXHAUSTED,
+    grpc.StatusCode.UNAVAILABLE: Code.UNAVAILABLE,
+    grpc.StatusCode.INTERNAL: Code.INTERNAL,
+}
+
+# An admission check run before a request's body is read: (client "host:port" or None, method name); it raises a
+# RefereeError (e.g. errors.TooMuch) to refuse. The gRPC side's limits (server/limits.py) plug in here.
+Admit = Callable[[str | None, str, str | None], Awaitable[None]]  # (client address, method, bearer token)
+
+
+def connect_error(exc: BaseException) -> ConnectError:
+    """``exc`` as a ConnectError: the status and reason of ``errors.classify``, the reason in an ErrorInfo."""
+    if isinstance(exc, ConnectError):
+        return exc
+    status, reason, message = errors.classify(exc)
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=errors.DOMAIN)
+    details = [ErrorDetail(AnyDetail(type_url=_ERROR_INFO_TYPE, value=info.SerializeToString()))]
+    retry_after_s = getattr(exc, "retry_after_s", None)
+    if retry_after_s is not None:  # the rate and capacity limits say when to try again, as on the gRPC port
+        retry = errors.retry_info(retry_after_s)
+        details.append(ErrorDetail(AnyDetail(type_url=retry.type_url, value=retry.value)))
+    # at most MAX_MESSAGE characters, as on the gRPC port: the last guard against an error echoing its input
+    return ConnectError(CONNECT_CODES.get(status, Code.INTERNAL), errors.cut(message), details)
+
+
+def _malformed(what: str) -> ConnectError:
+    return connect_error(BadRequest("MALFORMED_REQUEST", what))
+
+
+def _check_size(message: Message) -> None:
+    size = message.ByteSize()
+    if size > MAX_MESSAGE_BYTES:  # as gRPC refuses to send it: RESOURCE_EXHAUSTED, no ErrorInfo
+        raise ConnectError(Code.RESOURCE_EXHAUSTED, f"response of {size} bytes is over the limit {MAX_MESSAGE_BYTES}")
+
+
+class BinaryCodec:
+    """Protobuf binary (``application/proto``, gRPC-Web's ``+proto``) over the google.protobuf messages."""
+
+    def name(self) -> str:
+        return "proto"
+
+    def encode(self, message: Message) -> bytes:
+        data = message.SerializeToString()
+        if len(data) > MAX_MESSAGE_BYTES:
+            _check_size(message)
+        return data
+
+    def decode(self, data: bytes | bytearray, message_class: type[M]) -> M:
+        try:
+            return message_class.FromString(bytes(data))
+        except Exception:
+            raise _malformed(f"the request is not a valid {message_class.DESCRIPTOR.full_name}") from None
+
+
+def _native_classes() -> dict[str, type[PyMessage]]:
+    """The protobuf-py classes of rummy.v1's top-level messages (the requests and responses), by full name."""
+    found: dict[str, type[PyMessage]] = {}
+    for module in (game_pb, referee_pb):
+        for name, value in vars(module).items():
+            if isinstance(value, type) and issubclass(value, PyMessage) and value is not PyMessage:
+                found[f"rummy.v1.{name}"] = value
+    return found
+
+
+_NATIVE = _native_classes()
+
+
+class JsonCodec:
+    """Protobuf's canonical JSON (``application/json``): field names in lowerCamelCase, unknown fields ignored
+    (forward compatible, as Connect's own codec), 64-bit integers as strings.
+
+    rummy.v1's messages are transcoded through protobuf-py's native JSON (rummy_pb/*_pb.py, generated from the
+    same .proto files): binary -> protobuf-py -> JSON, about 0.1 ms for a move's response where
+    google.protobuf.json_format takes 1 ms; the output is the same (tests/server/test_connect_codec.py). Other
+    messages (health) go through json_format."""
+
+    def name(self) -> str:
+        return "json"
+
+    def encode(self, message: Message) -> bytes:
+        native = _NATIVE.get(message.DESCRIPTOR.full_name)
+        if native is None:
+            _check_size(message)
+            return orjson.dumps(json_format.MessageToDict(message))
+        data = message.SerializeToString()
+        if len(data) > MAX_MESSAGE_BYTES:
+            _check_size(message)
+        return native.from_binary(data).to_json().encode()
+
+    def decode(self, data: bytes | bytearray, message_class: type[M]) -> M:
+        native = _NATIVE.get(message_class.DESCRIPTOR.full_name)
+        try:
+            if native is not None:
+                return message_class.FromString(native.from_json(bytes(data) or b"{}", ignore_unknown_fields=True)
+                                                .to_binary())  # fmt: skip
+            message = message_class()
+            json_format.ParseDict(orjson.loads(data) if data else {}, message, ignore_unknown_fields=True)
+            return message
+        except Exception as exc:
+            detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            what = f"the request is not a valid {message_class.DESCRIPTOR.full_name} in JSON: {detail}"
+            raise _malformed(what) from None
+
+
+CODECS = (BinaryCodec(), JsonCodec())
+
+
+class Edge:
+    """A metadata interceptor, run before a request's body is read: the admission check (when one is set), and
+    the last word on errors: one that connectrpc raised itself for a malformed request (a GET without its
+    ``message``, bad base64 or compression) gets the MALFORMED_REQUEST reason like every other refusal."""
+
+    def __init__(self, admit: Admit | None = None) -> None:
+        self.admit = admit
+
+    async def on_start(self, ctx: RequestContext[Any, Any]) -> None:
+        if self.admit is not None:
+            try:
+                await self.admit(ctx.client_address, ctx.method.name, _admitted_token(ctx))
+            except Exception as exc:
+                raise connect_error(exc) from None
+
+    async def on_end(self, token: None, ctx: RequestContext[Any, Any], error: Exception | None, /) -> None:
+        if isinstance(error, ConnectError) and error.code is Code.INVALID_ARGUMENT and not error.details:
+            raise _malformed(error.message) from None
+        if error is not None and not isinstance(error, ConnectError):
+            raise connect_error(error) from None
+
+
+def _admitted_token(ctx: RequestContext[Any, Any]) -> str | None:
+    """The bearer token for the admission check (a malformed header: none; the handler refuses it if needed)."""
+    scheme, _, token = (ctx.request_headers.get("authorization") or "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+def _presented(ctx: RequestContext[Any, Any]) -> str | None:
+    """The token of the ``authorization`` header: None without one, "" (a token that is nobody's) for a header
+    that is not 'Bearer <token>' or whose token is empty (as server.grpc_api reads the metadata)."""
+    text = ctx.request_headers.get("authorization")
+    if text is None:
+        return None
+    scheme, _, token = text.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def _bearer(ctx: RequestContext[Any, Any], *, required: bool) -> str | None:
+    """The caller's token. ``required``: without one MISSING_TOKEN, a malformed header BAD_TOKEN. Otherwise a
+    malformed header counts as no token (docs/design.md's token table), as on the gRPC port."""
+    token = _presented(ctx)
+    if token is None:
+        if required:
+            raise Unauthenticated("MISSING_TOKEN", "this call needs 'authorization: Bearer <token>' metadata")
+        return None
+    if not token:
+        if required:
+            raise Unauthenticated("BAD_TOKEN", "authorization must be 'Bearer <token>'")
+        return None
+    return token
+
+
+def _version(request: Any, name: str) -> int | None:
+    return codec.version_from_proto(getattr(request, name), name) if request.HasField(name) else None
+
+
+async def _guard(work: Awaitable[T]) -> T:
+    try:
+        return await work
+    except Exception as exc:
+        raise connect_error(exc) from None
+
+
+Ctx = RequestContext[Any, Any]
+
+
+class RefereeConnect:
+    """rummy.v1.RefereeService (connectrpc's generated protocol) over a Referee."""
+
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    async def create_game(self, request: rpb.CreateGameRequest, ctx: Ctx, /) -> rpb.CreateGameResponse:
+        return await _guard(self._create_game(request, ctx))
+
+    async def _create_game(self, request: rpb.CreateGameRequest, ctx: Ctx) -> rpb.CreateGameResponse:
+        token = codec.create_token(_presented(ctx), request)
+        created = await self.referee.create_game(codec.game_spec_from_proto(request), token)
+        return codec.create_response_to_proto(created)
+
+    async def join_game(self, request: rpb.JoinGameRequest, ctx: Ctx, /) -> rpb.JoinGameResponse:
+        return await _guard(self._join_game(request))
+
+    async def _join_game(self, request: rpb.JoinGameRequest) -> rpb.JoinGameResponse:
+        seat = request.seat if request.HasField("seat") else None
+        taken, token = await self.referee.join_game(request.game_id, seat, request.display_name)
+        return rpb.JoinGameResponse(seat=taken, token=token)
+
+    async def get_game(self, request: rpb.GetGameRequest, ctx: Ctx, /) -> rpb.GetGameResponse:
+        return await _guard(self._get_game(request, ctx))
+
+    async def _get_game(self, request: rpb.GetGameRequest, ctx: Ctx) -> rpb.GetGameResponse:
+        got = await self.referee.get_game(request.game_id, _bearer(ctx, required=True))
+        return rpb.GetGameResponse(
+            view=codec.view_to_proto(got["view"]), settings=codec.settings_to_proto(got["settings"])
+        )
+
+    async def submit_move(self, request: rpb.SubmitMoveRequest, ctx: Ctx, /) -> rpb.SubmitMoveResponse:
+        try:  # the hot path: _guard written out, one coroutine fewer per move
+            token = _bearer(ctx, required=True)
+            if not request.HasField("move"):
+                raise BadRequest("MISSING_MOVE", "the request has no move")
+            result = await self.referee.submit_move(
+                request.game_id,
+                token,
+                codec.move_from_proto(request.move),
+                _version(request, "expected_version"),
+                request.request_id,
+            )
+            return codec.move_response_to_proto(result)
+        except Exception as exc:
+            raise connect_error(exc) from None
+
+    async def resign(self, request: rpb.ResignRequest, ctx: Ctx, /) -> rpb.ResignResponse:
+        return await _guard(self._resign(request, ctx))
+
+    async def _resign(self, request: rpb.ResignRequest, ctx: Ctx) -> rpb.ResignResponse:
+        result = await self.referee.resign(
+            request.game_id, _bearer(ctx, required=True), _version(request, "expected_version"), request.request_id
+        )
+        return codec.resign_response_to_proto(result)
+
+    async def validate_move(self, request: rpb.ValidateMoveRequest, ctx: Ctx, /) -> rpb.ValidateMoveResponse:
+        return await _guard(self._validate_move(request, ctx))
+
+    async def _validate_move(self, request: rpb.ValidateMoveRequest, ctx: Ctx) -> rpb.ValidateMoveResponse:
+        token = _bearer(ctx, required=True)
+        if not request.HasField("move"):
+            raise BadRequest("MISSING_MOVE", "the request has no move")
+        version = await self.referee.validate_move(
+            request.game_id,
+            token,
+            codec.move_from_proto(request.move),
+            _version(request, "expected_version"),
+        )
+        return rpb.ValidateMoveResponse(version=version)
+
+    async def watch_game(self, request: rpb.WatchGameRequest, ctx: Ctx, /) -> AsyncIterator[rpb.WatchGameResponse]:
+        async with self.referee.hub.stream():
+            try:
+                token = _bearer(ctx, required=True)
+                after = _version(request, "after_version")
+                index = request.after_index if request.HasField("after_index") else None
+                async for update in self.referee.watch(request.game_id, token, after, index):
+                    if "snapshot" in update:
+                        yield rpb.WatchGameResponse(snapshot=codec.view_to_proto(update["snapshot"]))
+                    else:
+                        yield rpb.WatchGameResponse(event=codec.event_to_proto(update["event"]))
+            except Exception as exc:
+                raise connect_error(exc) from None
+
+    async def get_replay(self, request: rpb.GetReplayRequest, ctx: Ctx, /) -> rpb.GetReplayResponse:
+        return await _guard(self._get_replay(request, ctx))
+
+    async def _get_replay(self, request: rpb.GetReplayRequest, ctx: Ctx) -> rpb.GetReplayResponse:
+        replay = await self.referee.replay(
+            request.game_id,
+            _presented(ctx),  # "" for a malformed header: no token where none is needed, BAD_TOKEN elsewhere
+            _version(request, "after_version"),
+            request.max_events,
+        )
+        return codec.replay_response_to_proto(replay)
+
+    async def analyze_hand(self, request: rpb.AnalyzeHandRequest, ctx: Ctx, /) -> rpb.AnalyzeHandResponse:
+        return await _guard(self._analyze_hand(request))
+
+    async def _analyze_hand(self, request: rpb.AnalyzeHandRequest) -> rpb.AnalyzeHandResponse:
+        analysis = self.referee.analyze(
+            codec.cards_from_proto(request.cards), request.profile, codec.options_from_proto(request.options)
+        )
+        return codec.analysis_to_proto(analysis)
+
+    async def ping(self, request: rpb.PingRequest, ctx: Ctx, /) -> rpb.PingResponse:
+        return rpb.PingResponse()
+
+
+def referee_app(referee: Referee, *, admit: Admit | None = None) -> ConnectASGIApplication[Any]:
+    """The ASGI application of rummy.v1.RefereeService (paths ``/rummy.v1.RefereeService/<Method>``)."""
+    service: referee_connect.RefereeService = RefereeConnect(referee)
+    return referee_connect.RefereeServiceASGIApplication(
+        service, interceptors=[Edge(admit)], read_max_bytes=MAX_MESSAGE_BYTES, codecs=CODECS
+    )
+
+
+class _HealthContext:
+    """What HealthServicer.Check needs of a gRPC context: abort() (an unknown service is NOT_FOUND)."""
+
+    async def abort(self, code: grpc.StatusCode, details: str = "") -> None:
+        raise ConnectError(CONNECT_CODES.get(code, Code.NOT_FOUND), details or "unknown service")
+
+
+class HealthConnect:
+    """grpc.health.v1.Health/Check over Connect (POST, or GET: it has no side effects), answered by the same
+    HealthServicer as the gRPC port's: SERVING only while Redis answers."""
+
+    def __init__(self, health: HealthServicer) -> None:
+        self.health = health
+
+    async def check(
+        self, request: health_pb2.HealthCheckRequest, ctx: Ctx, /
+    ) -> health_pb2.HealthCheckResponse:
+        response: health_pb2.HealthCheckResponse = await self.health.Check(request, _HealthContext())
+        return response
+
+
+class HealthApp(ConnectASGIApplication[HealthConnect]):
+    """The ASGI application of grpc.health.v1.Health (Check only; Watch is for the gRPC port)."""
+
+    def __init__(self, health: HealthServicer) -> None:
+        method = MethodInfo(
+            name="Check",
+            service_name="grpc.health.v1.Health",
+            input=health_pb2.HealthCheckRequest,
+            output=health_pb2.HealthCheckResponse,
+            idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+            stream_type=StreamType.UNARY,
+        )
+        super().__init__(
+            service=HealthConnect(health),
+            endpoints=lambda svc: {"/grpc.health.v1.Health/Check": Endpoint.unary(method=method, function=svc.check)},
+            read_max_bytes=MAX_MESSAGE_BYTES,
+            codecs=CODECS,
+        )
+
+    @property
+    def path(self) -> str:
+        return "/grpc.health.v1.Health"

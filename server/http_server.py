@@ -1,0 +1,202 @@
+"""The HTTP port of ``rummy-referee serve``: Connect (JSON and binary), gRPC-Web and WatchGame's server stream
+over HTTP/1.1, for browsers and plain curl, served by uvicorn in the same asyncio loop as the grpc.aio server.
+
+    /rummy.v1.RefereeService/<Method>   every RPC (server.connect_api; GET for the side-effect-free ones)
+    /grpc.health.v1.Health/Check        the same health status as the gRPC port's (POST or GET)
+
+CORS is off unless origins are named (``--cors-origin``): then a preflight from one of them is answered (the
+methods and headers Connect and gRPC-Web use), its responses carry ``Access-Control-Allow-Origin`` and expose the
+headers a browser client must read; any other origin gets no CORS header (a preflight from it: 403).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Awaitable, Callable, Generator, Iterable, MutableMapping
+from typing import Any
+
+import uvicorn
+from grpc_health.v1._async import HealthServicer
+
+from server.connect_api import Admit, HealthApp, referee_app
+from server.service import Referee
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+log = logging.getLogger("rummy_referee")
+
+CORS_METHODS = "GET, POST"
+# What Connect-Web and gRPC-Web clients send, and what they must be able to read.
+CORS_ALLOW_HEADERS = (
+    "authorization, content-type, connect-protocol-version, connect-timeout-ms, connect-accept-encoding, "
+    "connect-content-encoding, content-encoding, accept-encoding, grpc-timeout, grpc-accept-encoding, "
+    "grpc-encoding, x-grpc-web, x-user-agent"
+)
+CORS_EXPOSE_HEADERS = (
+    "grpc-status, grpc-message, grpc-status-details-bin, grpc-encoding, grpc-accept-encoding, content-encoding, "
+    "connect-content-encoding, connect-accept-encoding"
+)
+CORS_MAX_AGE = "7200"
+_GRPC_WEB = b"application/grpc-web"
+_NATIVE_GRPC = b"native gRPC needs HTTP/2: use the gRPC port, or gRPC-Web or Connect here\n"
+
+
+async def _respond(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes = b"") -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+class Router:
+    """Dispatches by path to the Connect applications; anything else is 404. Native gRPC (``application/grpc``
+    without ``-web``) needs HTTP/2 trailers, which this HTTP/1.1 port does not have: 415, pointing to the gRPC
+    port."""
+
+    def __init__(self, apps: Iterable[Any]) -> None:
+        self.apps: dict[str, ASGIApp] = {app.path + "/": app for app in apps}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # no lifespan events are sent (uvicorn runs with lifespan off)
+            return
+        path: str = scope["path"]
+        service, _, _ = path[1:].partition("/")
+        app = self.apps.get(f"/{service}/")
+        if app is None:
+            await _respond(send, 404, [(b"content-type", b"text/plain")], b"not found\n")
+            return
+        for key, value in scope["headers"]:
+            if key == b"content-type" and value.startswith(b"application/grpc") and not value.startswith(_GRPC_WEB):
+                await _respond(send, 415, [(b"content-type", b"text/plain")], _NATIVE_GRPC)
+                return
+        await app(scope, receive, send)
+
+
+class Cors:
+    """CORS for the named origins only (none: every request passes untouched)."""
+
+    def __init__(self, app: ASGIApp, origins: Iterable[str]) -> None:
+        self.app = app
+        self.origins = frozenset(o.rstrip("/") for o in origins)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        origin = None
+        preflight = False
+        if scope["type"] == "http":
+            for key, value in scope["headers"]:
+                if key == b"origin":
+                    origin = value.decode("latin-1")
+                elif key == b"access-control-request-method":
+                    preflight = True
+        if origin is None:
+            await self.app(scope, receive, send)
+            return
+        allowed = origin in self.origins
+        if preflight and scope["method"] == "OPTIONS":
+            if not allowed:
+                await _respond(send, 403, [(b"vary", b"Origin")])
+                return
+            await _respond(send, 204, [
+                (b"access-control-allow-origin", origin.encode("latin-1")),
+                (b"access-control-allow-methods", CORS_METHODS.encode()),
+                (b"access-control-allow-headers", CORS_ALLOW_HEADERS.encode()),
+                (b"access-control-max-age", CORS_MAX_AGE.encode()),
+                (b"vary", b"Origin"),
+            ])  # fmt: skip
+            return
+        if not allowed:
+            await self.app(scope, receive, send)
+            return
+        extra = [
+            (b"access-control-allow-origin", origin.encode("latin-1")),
+            (b"access-control-expose-headers", CORS_EXPOSE_HEADERS.encode()),
+            (b"vary", b"Origin"),
+        ]
+
+        async def send_with_cors(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", ()), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_cors)
+
+
+def create_http_app(
+    referee: Referee, health: HealthServicer, *, cors_origins: Iterable[str] = (), admit: Admit | None = None
+) -> ASGIApp:
+    """The ASGI application of the HTTP port. ``admit`` is the admission check every RPC passes first (per-peer
+    limits: see server.connect_api.Admit)."""
+    app: ASGIApp = Router([referee_app(referee, admit=admit), HealthApp(health)])
+    origins = tuple(cors_origins)
+    return Cors(app, origins) if origins else app
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn inside someone else's loop: the signals are the referee's (server.cli), not uvicorn's."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+class HttpServer:
+    """uvicorn serving ``app`` on a socket bound at construction (port 0: a free one), in the running loop."""
+
+    def __init__(self, app: ASGIApp, host: str, port: int, *, grace: float = 10.0) -> None:
+        self.socket = _bind(host, port)
+        self.host = host
+        self.port: int = self.socket.getsockname()[1]
+        config = uvicorn.Config(
+            app,
+            http="httptools",
+            lifespan="off",
+            access_log=False,
+            log_config=None,
+            log_level=logging.WARNING,
+            server_header=False,
+            timeout_graceful_shutdown=max(1, round(grace)),
+            timeout_keep_alive=30,
+        )
+        self._server = _Uvicorn(config)
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Serve from now on (returns once uvicorn listens)."""
+        logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
+        self._task = asyncio.create_task(self._server.serve(sockets=[self.socket]), name="http")
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()  # uvicorn's start-up failure, raised here
+                raise OSError(f"the HTTP server on {self.host}:{self.port} did not start")
+            await asyncio.sleep(0.005)
+
+    async def stop(self) -> None:
+        """Stop accepting, let requests in flight finish within the grace period, close every connection."""
+        if self._task is None:
+            return
+        self._server.should_exit = True
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and without it Nagle's
+    # algorithm holds a response's body until the client ACKs its headers (40 ms of delayed ACK per call)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is no obstacle, as for gRPC
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # inherited by the accepted sockets
+        sock.bind((host, port))
+        sock.listen(1024)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
