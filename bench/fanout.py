@@ -342,7 +342,10 @@ def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
         [sys.executable, *(["-m", "cProfile", "-o", os.environ["FANOUT_PROFILE"]] if os.environ.get("FANOUT_PROFILE")
                            else []),
-         "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_url, "--grace", "1"],
+         "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_url,
+         # limits far above the bench's rates (it creates games without a token)
+         "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000",
+         "--grace", "1"],
         cwd=_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     assert process.stdout is not None

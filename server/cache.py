@@ -43,8 +43,8 @@ _BASE_RULES: dict[str, Any] = {
     "shutout_game_bonus": 0, "oklahoma": False, "oklahoma_ace": "gin_only", "spades_double": True,
     "hollywood": False, "ace_high_low": False, "ace_value_high_low": 15, "going_rummy_multiplier": 2,
     "must_discard_to_go_out": False, "max_melds_per_turn": 0, "layoff_requires_own_meld": False,
-    "restock": "shuffle",
-}  # fmt: skip
+    "restock": "shuffle", "defender_deadwood": "best",
+}  # fmt: skip  (an option added later goes here with its default value, so that stored configs read the same)
 CONFIG_FORMAT = 2
 _CONFIG_PREFIX = b'{"v":2,'
 

@@ -182,7 +182,7 @@ def test_health_is_not_serving_once_the_private_redis_is_gone(tmp_path: Path, st
     os.kill(redis_pid, signal.SIGKILL)  # its storage breaks
     _wait_for(lambda: _health_command(serve.address) == 1, "unhealthy once its Redis is gone")
     assert _health(serve.address) == health_pb2.HealthCheckResponse.NOT_SERVING
-    assert "WARNING rummy_referee: storage unreachable: NOT_SERVING" in serve.log()
+    assert "WARNING rummy_referee: storage unresponsive: NOT_SERVING" in serve.log()
 
 
 @pytest.fixture
