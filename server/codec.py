@@ -124,7 +124,9 @@ def game_spec_from_proto(req: rpb.CreateGameRequest) -> GameSpec:
     return GameSpec(
         profile=req.profile,
         overrides=overrides,
-        seats=tuple(SeatSpec(s.display_name, _SEAT_KIND_NAMES.get(s.kind, "human"), s.open) for s in req.seats),
+        seats=tuple(
+            SeatSpec(s.display_name, _SEAT_KIND_NAMES.get(s.kind, "human"), s.open, s.bot) for s in req.seats
+        ),
         allow_spectators=req.allow_spectators,
         presets=tuple(deal_from_proto(d) for d in req.preset_deals),
         seed=req.seed or None,
@@ -149,7 +151,12 @@ def settings_to_proto(settings: Mapping[str, Any]) -> pb.GameSettings:
         profile=settings["profile"],
         options={k: option_to_proto(v) for k, v in settings["options"].items()},
         seats=[
-            pb.SeatSpec(display_name=s["name"], kind=SEAT_KINDS.get(s["kind"], pb.SEAT_KIND_HUMAN), open=s["open"])
+            pb.SeatSpec(
+                display_name=s["name"],
+                kind=SEAT_KINDS.get(s["kind"], pb.SEAT_KIND_HUMAN),
+                open=s["open"],
+                bot=s.get("bot", ""),
+            )
             for s in settings["seats"]
         ],
         spectators_allowed=settings["spectators"],
