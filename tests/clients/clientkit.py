@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from clients.sdk import RefereeClient
@@ -83,8 +83,11 @@ def free_port() -> int:
 class ServerProcess:
     """``python -m server.cli serve`` on a fixed port over a given Redis; kill() is SIGKILL (a crash)."""
 
-    def __init__(self, redis_url: str, port: int | None = None, log_dir: Path | None = None) -> None:
+    def __init__(
+        self, redis_url: str, port: int | None = None, log_dir: Path | None = None, extra_args: Sequence[str] = ()
+    ) -> None:
         self.redis_url = redis_url
+        self.extra_args = tuple(extra_args)
         self.port = port or free_port()
         self.log = (log_dir or Path("/tmp")) / f"referee-{self.port}.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -101,7 +104,7 @@ class ServerProcess:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "server.cli", "serve", "--redis-url", self.redis_url,
-                 "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1", *TEST_LIMIT_FLAGS],
+                 "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1", *TEST_LIMIT_FLAGS, *self.extra_args],
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
         self.starts += 1
