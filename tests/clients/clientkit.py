@@ -104,7 +104,8 @@ class ServerProcess:
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "server.cli", "serve", "--redis-url", self.redis_url,
-                 "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1", *TEST_LIMIT_FLAGS, *self.extra_args],
+                 "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1", *TEST_LIMIT_FLAGS,
+                 *self.extra_args],
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
         self.starts += 1
