@@ -173,19 +173,26 @@ class BotHost:
     # ------------------------------------------------------------------------------------------ claiming
 
     async def _claim_some(self) -> None:
+        """Claim the free seats of the registry, while below ``max_seats``: the bot seats of one game together or
+        none of them (a game of bots only, half played by a host that is full, would wait for ever)."""
         cursor = 0
         now = time.monotonic()
         self._retry_at = {f: t for f, t in self._retry_at.items() if t > now}
         while len(self._tasks) < self.settings.max_seats:
             cursor, page = await self.seats.scan(cursor)
+            games: dict[str, list[BotSeat]] = {}
             for seat in page:
-                if len(self._tasks) >= self.settings.max_seats or self._closed.is_set():
+                if seat.field not in self._tasks and seat.field not in self._retry_at:
+                    games.setdefault(seat.game_id, []).append(seat)
+            for group in games.values():
+                if self._closed.is_set():
                     return
-                if seat.field in self._tasks or seat.field in self._retry_at:
-                    continue
-                sent = time.monotonic()
-                if await self.seats.claim(seat.field, self.holder, self._lease_ms):
-                    self._start(seat, sent)
+                if self._tasks and len(self._tasks) + len(group) > self.settings.max_seats:
+                    continue  # perhaps a smaller one fits (an idle host takes what it can of a larger one)
+                for seat in group[: self.settings.max_seats - len(self._tasks)]:
+                    sent = time.monotonic()
+                    if await self.seats.claim(seat.field, self.holder, self._lease_ms):
+                        self._start(seat, sent)
             if cursor == 0:
                 return
 
