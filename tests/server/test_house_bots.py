@@ -6,7 +6,11 @@ of its own (the registry of bot seats is then the test's alone)."""
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,7 +24,7 @@ from clients.runner import play_seat
 from clients.sdk import RefereeClient, RefereeError, SeatSpec
 from server.bot_seats import HOUSE_BOTS, LEASE_PREFIX, REGISTRY_KEY
 from server.redis_launcher import RedisProcess
-from tests.clients.clientkit import ServerProcess, wait_until
+from tests.clients.clientkit import ROOT, ServerProcess, wait_until
 
 FAST_HOST = ("--bot-lease", "2", "--bot-poll", "0.2")
 
@@ -163,3 +167,30 @@ def test_house_bots_finish_with_two_referees_while_one_is_killed_and_restarted(
         log = server.log.read_text()
         assert "house bot move refused" not in log, log[-3000:]
         assert not re.search(r"Traceback", log), log[-3000:]
+
+
+def test_serve_without_bots_and_a_bot_host_process_of_its_own(
+    spawn: Callable[..., ServerProcess], db: redis.Redis, private_redis: RedisProcess, tmp_path: Path
+) -> None:
+    server = spawn("--no-bots")
+    with RefereeClient(server.address) as client:
+        game = client.create_game("gin", [SeatSpec(bot="random"), SeatSpec(bot="gin")], target_score=20,
+                                  allow_spectators=True)  # fmt: skip
+        assert db.hlen(REGISTRY_KEY) == 2
+        assert not _holders(db), "serve --no-bots claims nothing"
+        log = tmp_path / "bots.log"
+        with open(log, "wb") as out:
+            host = subprocess.Popen(
+                [sys.executable, "-m", "server.cli", "bots", "--referee", server.address, "--redis-url",
+                 private_redis.url, *FAST_HOST],
+                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        try:
+            assert wait_until(lambda: _over(client, game.game_id, game.spectator_token or ""), timeout=120,
+                              interval=0.1), log.read_text()  # fmt: skip
+            assert wait_until(lambda: db.hlen(REGISTRY_KEY) == 0, timeout=30)
+        finally:
+            host.send_signal(signal.SIGTERM)
+            assert host.wait(30) == 0, log.read_text()
+    assert "house bot move refused" not in log.read_text()
+    assert "playing through " + server.address in log.read_text()
