@@ -162,6 +162,12 @@ def test_house_bots_finish_with_two_referees_while_one_is_killed_and_restarted(
     # changed value mid-play), and nobody holds anything once the match is over
     for holders in seen:
         assert len(holders) <= 2
+    # each seat's holders over time: the killed host's claims end with its death and never come back
+    for key in {k for holders in seen for k in holders}:
+        timeline = [h[key] for h in seen if key in h]
+        changes = [h for i, h in enumerate(timeline) if i == 0 or timeline[i - 1] != h]
+        dead = [i for i, h in enumerate(changes) if _pid(h) == killed_pid]
+        assert dead in ([], [0]), f"{key}: {changes}"
     assert wait_until(lambda: db.hlen(REGISTRY_KEY) == 0 and not _holders(db), timeout=30)
     for server in (first, second):
         log = server.log.read_text()
