@@ -149,12 +149,17 @@ class BotHost:
                  self.referee_address)  # fmt: skip
         try:
             while not self._closed.is_set():
-                try:
-                    await self._claim_some()
-                except StoreUnavailable as exc:
-                    log.warning("bot host: the registry is unreachable (%s)", exc)
-                except Exception:
-                    log.exception("bot host: looking at the registry failed")
+                claiming = asyncio.ensure_future(self._claim_some())
+                await _first_of(claiming, self._closed)  # a close does not wait for a Redis that does not answer
+                if not claiming.done():
+                    claiming.cancel()
+                    await asyncio.gather(claiming, return_exceptions=True)
+                    break
+                error = claiming.exception()
+                if isinstance(error, StoreUnavailable):
+                    log.warning("bot host: the registry is unreachable (%s)", error)
+                elif error is not None:
+                    log.error("bot host: looking at the registry failed", exc_info=error)
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self.settings.poll_s):
@@ -292,6 +297,15 @@ class BotHost:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _first_of(task: asyncio.Future[None], event: asyncio.Event) -> None:
+    """Wait until ``task`` is done or ``event`` is set."""
+    waiter: asyncio.Future[Any] = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
 
 
 async def _first(*events: asyncio.Event) -> None:
