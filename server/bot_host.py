@@ -143,7 +143,6 @@ class BotHost:
 
     async def run(self) -> None:
         """Claim and play seats until ``close``."""
-        self._client = _HouseClient(self.referee_address)
         renewer = asyncio.create_task(self._renew_forever())
         log.info("bot host %s: playing up to %d seats on %s", self.holder, self.settings.max_seats,
                  self.referee_address)  # fmt: skip
@@ -169,7 +168,8 @@ class BotHost:
             await self._stop_all()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewer
-            await self._client.close()
+            if self._client is not None:
+                await self._client.close()
 
     async def close(self) -> None:
         """Stop: the seats being played are stopped and their leases given up (another host takes them at once)."""
@@ -206,6 +206,8 @@ class BotHost:
         return int(self.settings.lease_s * 1000)
 
     def _start(self, seat: BotSeat, sent: float) -> None:
+        if self._client is None:  # made with the first seat: a referee without bot games has no client channel
+            self._client = _HouseClient(self.referee_address)
         lease = self._leases[seat.field] = _Lease(until=sent + self.settings.lease_s)
         self._tasks[seat.field] = asyncio.create_task(self._play(seat, lease), name=f"bot-{seat.field}")
         log.info("bot host %s: playing %s (%s)", self.holder, seat.field, seat.bot)
