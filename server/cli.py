@@ -27,6 +27,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer  # grpc_health.v1.health.aio.HealthServicer
 
 from server import memo
+from server.bot_host import BotHost, HostSettings
+from server.bot_seats import BotSeats
 from server.cache import STATE_CACHE_GAMES, STATE_CACHE_MIB, StateCache
 from server.durability import MODES, DurabilityError, check_durability
 from server.grpc_api import SERVICE_NAME, create_server, set_serving, shutdown, watch_storage
@@ -272,6 +274,20 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--tls-key", type=Path, default=None, help="the private key of --tls-cert (PEM)")
     serve.add_argument("--tls-client-ca", type=Path, default=None, help="mutual TLS: refuse clients without a "
                        "certificate signed by this CA (PEM)")  # fmt: skip
+    serve.add_argument(
+        "--no-bots",
+        action="store_true",
+        help="run no bot host here (house-bot seats are then played by a `rummy-referee bots` process, or wait)",
+    )
+    _bot_host_arguments(serve)
+    bots = commands.add_parser(
+        "bots", help="run only a bot host: play the house-bot seats registered in Redis against a referee"
+    )
+    bots.add_argument("--referee", default="127.0.0.1:50051", help="host:port of the referee to play through")
+    bots.add_argument("--redis-url", default=os.environ.get("REDIS_URL"), required=not os.environ.get("REDIS_URL"),
+                      help="the referees' Redis, where the bot seats are registered (default: $REDIS_URL)")
+    bots.add_argument("--redis-cluster", action="store_true", help="the URL is a Redis Cluster node")
+    _bot_host_arguments(bots)
     health = commands.add_parser("health", help="exit 0 if a referee answers SERVING (container health checks)")
     health.add_argument("--address", default="127.0.0.1:50051", help="host:port of the referee")
     health.add_argument("--tls", action="store_true", help="connect over TLS (the system's roots unless --ca-file)")
@@ -302,6 +318,62 @@ def _tls_files(args: argparse.Namespace) -> TlsFiles | None:
         return load_tls(args.tls_cert, args.tls_key, args.tls_client_ca)
     except TlsError as exc:
         raise StartupError(str(exc)) from None
+
+
+def _bot_host_arguments(parser: argparse.ArgumentParser) -> None:
+    defaults = HostSettings()
+    parser.add_argument(
+        "--bot-seats", type=_count, default=defaults.max_seats,
+        help=f"house-bot seats this bot host plays at once, at most (default: {defaults.max_seats})",
+    )
+    parser.add_argument(
+        "--bot-lease", type=float, default=defaults.lease_s,
+        help=f"seconds a bot host's claim on a seat lasts unless renewed: how long a dead host's seats wait for "
+        f"another host (default: {defaults.lease_s:g})",
+    )
+    parser.add_argument(
+        "--bot-poll", type=float, default=defaults.poll_s,
+        help=f"seconds between two looks at the registry of bot seats (default: {defaults.poll_s:g})",
+    )  # fmt: skip
+
+
+def _host_settings(args: argparse.Namespace) -> HostSettings:
+    try:
+        return HostSettings(max_seats=max(1, args.bot_seats), lease_s=args.bot_lease, poll_s=args.bot_poll)
+    except ValueError as exc:
+        raise StartupError(str(exc)) from None
+
+
+def _loopback(host: str, port: int) -> str:
+    """The address at which this process reaches its own gRPC port."""
+    if host in ("", "0.0.0.0"):
+        return f"127.0.0.1:{port}"
+    if host in ("::", "[::]"):
+        return f"[::1]:{port}"
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
+async def run_bot_host(args: argparse.Namespace) -> None:
+    """`rummy-referee bots`: a bot host alone, until SIGTERM or SIGINT."""
+    settings = _host_settings(args)
+    client = connect(args.redis_url, cluster=args.redis_cluster)
+    host = BotHost(BotSeats(client), args.referee, settings)
+    task = asyncio.create_task(host.run())
+    print(f"rummy-referee bot host {host.holder} playing through {args.referee}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await _first_done(stop, task)
+    await host.close()
+    await task
+    await client.aclose()
+
+
+async def _first_done(stop: asyncio.Event, task: asyncio.Task[None]) -> None:
+    waiter = asyncio.create_task(stop.wait())
+    await asyncio.wait([waiter, task], return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
 
 
 async def serve(args: argparse.Namespace) -> None:
@@ -336,11 +408,20 @@ async def serve(args: argparse.Namespace) -> None:
         if lock is not None:
             lock.record(port=port)  # for a second referee on this data directory, told who has it
         await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
+        host = None if args.no_bots else BotHost(referee.bot_seats, _loopback(args.host, port), _host_settings(args))
+        if host is not None and tls is not None:  # the bot host's client speaks plaintext gRPC only, for now
+            log.warning("house bots are not played by a referee serving TLS: run `rummy-referee bots` against a "
+                        "plaintext referee sharing this Redis")  # fmt: skip
+            host = None
         await server.start()
         if http is not None:
             await http.start()
         _tune_gc()
         monitor = asyncio.create_task(watch_storage(referee, health))
+        host_task = None
+        if host is not None:
+            referee.on_bot_seats = host.wake
+            host_task = asyncio.create_task(host.run())
         metrics_http = _start_metrics(metrics, args.host, args.metrics_port) if metrics is not None else None
         counting = asyncio.create_task(watch_open_games(referee, metrics)) if metrics is not None else None
         print(f"rummy-referee listening on {args.host}:{port}{' (TLS)' if tls is not None else ''}", flush=True)
@@ -355,6 +436,9 @@ async def serve(args: argparse.Namespace) -> None:
             loop.add_signal_handler(sig, stop.set)
         await stop.wait()
         log.info("shutting down (grace %.1fs)", args.grace)
+        if host is not None and host_task is not None:  # first: its seats' leases are given up for other hosts
+            await host.close()
+            await host_task
         monitor.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await monitor
@@ -487,9 +571,9 @@ def main(argv: list[str] | None = None) -> int:
         from clients.verify import run
 
         return run(args)
-    configure(args.log_format)
+    configure(getattr(args, "log_format", "text"))  # `bots` logs as text
     try:
-        asyncio.run(serve(args))
+        asyncio.run(serve(args) if args.command == "serve" else run_bot_host(args))
     except (RedisLaunchError, DurabilityError, StartupError) as exc:
         print(f"rummy-referee: {exc}", file=sys.stderr)
         return 1

@@ -154,7 +154,7 @@ def game_spec_from_proto(req: rpb.CreateGameRequest) -> GameSpec:
     return GameSpec(
         profile=req.profile,
         overrides=overrides,
-        seats=tuple(SeatSpec(s.display_name, _seat_kind(s.kind), s.open) for s in req.seats),
+        seats=tuple(SeatSpec(s.display_name, _seat_kind(s.kind), s.open, s.bot) for s in req.seats),
         allow_spectators=req.allow_spectators,
         presets=tuple(deal_from_proto(d) for d in req.preset_deals),
         seed=req.seed or None,
@@ -180,7 +180,12 @@ def settings_to_proto(settings: Mapping[str, Any]) -> pb.GameSettings:
         profile=settings["profile"],
         options={k: option_to_proto(v) for k, v in settings["options"].items()},
         seats=[
-            pb.SeatSpec(display_name=s["name"], kind=SEAT_KINDS.get(s["kind"], pb.SEAT_KIND_HUMAN), open=s["open"])
+            pb.SeatSpec(
+                display_name=s["name"],
+                kind=SEAT_KINDS.get(s["kind"], pb.SEAT_KIND_HUMAN),
+                open=s["open"],
+                bot=s.get("bot", ""),
+            )
             for s in settings["seats"]
         ],
         spectators_allowed=settings["spectators"],

@@ -10,11 +10,13 @@ import engine
 
 @dataclass(frozen=True, slots=True)
 class SeatSpec:
-    """One seat at creation: display name, label ("human" / "bot"), and whether it is left open for JoinGame."""
+    """One seat at creation: display name, label ("human" / "bot"), whether it is left open for JoinGame, and
+    the house bot that plays it ("": none)."""
 
     name: str
     kind: str = "human"
     open: bool = False
+    bot: str = ""
 
 
 @dataclass(frozen=True, slots=True)

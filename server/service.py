@@ -21,13 +21,14 @@ import json
 import logging
 import re
 import secrets
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import Any
 
 import orjson
 
 import engine
 from engine.fairness import seed_commitment
+from server.bot_seats import HOUSE_BOTS, BotSeat, BotSeats
 from server.cache import (
     ENTRY_BYTES,
     PARSED_FACTOR,
@@ -53,7 +54,7 @@ from server.errors import (
 from server.events import EventHub
 from server.gamelog import encode_entry
 from server.memo import Memo
-from server.model import Caller, GameSpec
+from server.model import Caller, GameSpec, SeatSpec
 from server.open_games import OpenGames, release_quietly
 from server.store import (
     IDEM_KEY,
@@ -125,6 +126,17 @@ def check_game_id(game_id: str) -> None:
         raise BadRequest("INVALID_GAME_ID", "a game id is 1..64 characters of A-Z a-z 0-9 _ -")
 
 
+def _house_seat(seat: SeatSpec) -> SeatSpec:
+    """A seat as created: a house bot's is labelled "bot" and, without a name, named after its bot."""
+    if not seat.bot:
+        return seat
+    if seat.bot not in HOUSE_BOTS:
+        raise BadRequest("UNKNOWN_BOT", f"no house bot {seat.bot[:64]!r} (there are: {', '.join(HOUSE_BOTS)})")
+    if seat.open:
+        raise BadRequest("BOT_SEAT_OPEN", "a seat is either open (for JoinGame) or a house bot's, not both")
+    return SeatSpec(seat.name or f"{seat.bot} bot", "bot", False, seat.bot)
+
+
 def _check_name(name: str, *, required: bool) -> None:
     if not name and not required:
         return
@@ -144,9 +156,11 @@ class Referee:
         max_attempts: int = 8,
         max_open_games: int = 100_000,
         states: StateCache | None = None,
+        bot_seats: BotSeats | None = None,
     ) -> None:
         """``max_open_games``: the cap on unfinished games, shared in Redis by the referees using it (0: none);
-        ``states``: the cache of parsed states (bounded by games and bytes; default ``StateCache()``)."""
+        ``states``: the cache of parsed states (bounded by games and bytes; default ``StateCache()``);
+        ``bot_seats``: the registry of house-bot seats (default: in the store's Redis)."""
         self.store = store
         self.open_games = (
             OpenGames(store.client, max_open_games, op_timeout_s=store.op_timeout_s) if max_open_games else None
@@ -156,6 +170,9 @@ class Referee:
         self._max_attempts = max_attempts
         self._states = states or StateCache()
         self.tallies = Tallies()
+        self.bot_seats = bot_seats or BotSeats(store.client, op_timeout_s=store.op_timeout_s)
+        #: Called after a game with house-bot seats is created (this process's bot host looks at once).
+        self.on_bot_seats: Callable[[], None] | None = None
 
     # ---------------------------------------------------------------------------------------- authorization
 
@@ -217,10 +234,13 @@ class Referee:
     def _settings(self, game: StoredGame, state: engine.GameState, *, reveal: bool = False) -> dict[str, Any]:
         """The settings; ``reveal`` (GetReplay of a match that is over): with the seed and the preset deals."""
         meta = parsed_meta(game.meta)
+        seats = public_seats(game.meta)
+        if any(seat.get("bot") for seat in meta["seats"]):  # the house bots' names, only where there are some
+            seats = [{**s, "bot": m.get("bot", "")} for s, m in zip(seats, meta["seats"], strict=True)]
         settings = {
             "profile": meta["profile"],
             "options": state.rules.to_dict(),
-            "seats": public_seats(game.meta),
+            "seats": seats,
             "spectators": meta["spectators"],
             "organizer_deals": meta["organizer_deals"],
             "seed_commitment": seed_commitment(game.game_id, state.seed, state.presets),
@@ -247,27 +267,33 @@ class Referee:
                 raise PermissionDenied("ORGANIZER_ONLY", "preset deals and seeds are for the organizer only")
         if not 1 <= len(spec.seats) <= MAX_SEATS:
             raise BadRequest("INVALID_SEATS", f"a game has 1..{MAX_SEATS} seats (Gin 2, Rummy 2..6)")
-        for seat in spec.seats:
+        seats = tuple(_house_seat(seat) for seat in spec.seats)
+        for seat in seats:
             _check_name(seat.name, required=not seat.open)
         if len(spec.presets) > MAX_PRESETS:
             raise TooMuch("TOO_MANY_PRESETS", f"at most {MAX_PRESETS} preset deals")
         if spec.seed is not None and not 16 <= len(spec.seed) <= 64:
             raise BadRequest("INVALID_SEED", "a seed is 16..64 bytes")
-        if "players" in spec.overrides and spec.overrides["players"] != len(spec.seats):
+        if "players" in spec.overrides and spec.overrides["players"] != len(seats):
             raise BadRequest("INVALID_OPTION", "option players must equal the number of seats")
         overrides = {k: v for k, v in spec.overrides.items() if k != "players"}
         profile = spec.profile or "gin"
-        rules = engine.rules_from_profile(profile, players=len(spec.seats), **overrides)
+        rules = engine.rules_from_profile(profile, players=len(seats), **overrides)
         state, dealt = engine.new_game_with_events(rules, spec.seed or engine.random_seed(), spec.presets)
 
         game_id = new_secret("g_", 16)
-        tokens = {i: new_secret("st_", 32) for i, seat in enumerate(spec.seats) if not seat.open}
+        tokens = {i: new_secret("st_", 32) for i, seat in enumerate(seats) if not seat.open}
         spectator_token = new_secret("sp_", 32) if spec.allow_spectators else ""
         meta = {
             "profile": profile,
             "seats": [
-                {"kind": seat.kind, "name": seat.name, "auth": token_hash(tokens[i]) if i in tokens else ""}
-                for i, seat in enumerate(spec.seats)
+                {
+                    "kind": seat.kind,
+                    "name": seat.name,
+                    "auth": token_hash(tokens[i]) if i in tokens else "",
+                    **({"bot": seat.bot} if seat.bot else {}),
+                }
+                for i, seat in enumerate(seats)
             ],
             "spectator": token_hash(spectator_token) if spectator_token else "",
             "spectators": spec.allow_spectators,
@@ -286,18 +312,29 @@ class Referee:
         ttl_s = self.store.idle_ttl_s if organizer else self.store.unplayed_ttl_s
         if self.open_games is not None:
             await self.open_games.reserve(game_id, ttl_s, exempt=organizer)
+        # The house bots' seats are registered before the game exists (a host finding no game drops the entry);
+        # their tokens are the bot host's, never the creator's.
+        bots = [BotSeat(game_id, i, seat.bot, tokens[i]) for i, seat in enumerate(seats) if seat.bot]
         try:
+            await self.bot_seats.register(bots)
             # the first deal's events are version 0 of the log: a replay is the whole game as events
             deal = encode_entry(0, -1, b"null", [orjson.dumps(e.to_dict()) for e in dealt])
             stored = await self.store.create(game_id, fields, deal, ttl_s=ttl_s)
         except BaseException:
             if self.open_games is not None:
                 await release_quietly(self.open_games, game_id)
+            if bots:
+                with contextlib.suppress(Exception):  # left behind, it is dropped by the host that finds no game
+                    await self.bot_seats.unregister(game_id, [b.seat for b in bots])
             raise
         if not stored:
             raise RuntimeError("a fresh random game id was taken")
         self.tallies.games_created += 1
         log.info("game created: %s, %d seats", spec.profile or "gin", len(spec.seats), extra={"game_id": game_id})
+        if bots and self.on_bot_seats is not None:
+            self.on_bot_seats()
+        for bot in bots:
+            del tokens[bot.seat]
         created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), stored_config)
         return {
             "game_id": game_id,

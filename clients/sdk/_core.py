@@ -137,7 +137,8 @@ def create_request(
     request = rpb.CreateGameRequest(
         profile=profile,
         options={k: convert.option_to_proto(v) for k, v in (options or {}).items()},
-        seats=[pb.SeatSpec(display_name=s.name, kind=convert.SEAT_KINDS.get(s.kind, pb.SEAT_KIND_HUMAN), open=s.open)
+        seats=[pb.SeatSpec(display_name=s.name, kind=convert.SEAT_KINDS.get(s.kind, pb.SEAT_KIND_HUMAN), open=s.open,
+                           bot=s.bot)
                for s in specs],
         allow_spectators=allow_spectators,
         preset_deals=[convert.deal_to_proto(d) for d in preset_deals],

@@ -39,11 +39,14 @@ NO_RETRY = RetryPolicy(attempts=1)
 
 @dataclass(frozen=True, slots=True)
 class SeatSpec:
-    """A seat as created: display name, ``"human"``/``"bot"`` label, and whether it is left open for JoinGame."""
+    """A seat as created: display name, ``"human"``/``"bot"`` label, whether it is left open for JoinGame, and the
+    house bot that plays it (``bot="gin"``: "random", "gin", "rummy" or "strong"; "": none; no token is issued for
+    it, the referee's bot host plays it)."""
 
     name: str = ""
     kind: str = "human"
     open: bool = False
+    bot: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,7 @@ class Settings:
             profile=s.profile,
             options=convert.options_from_proto(s.options),
             seats=tuple(
-                SeatSpec(x.display_name, convert.SEAT_KIND_NAMES.get(x.kind, "human"), x.open) for x in s.seats
+                SeatSpec(x.display_name, convert.SEAT_KIND_NAMES.get(x.kind, "human"), x.open, x.bot) for x in s.seats
             ),
             spectators_allowed=s.spectators_allowed,
             organizer_deals=s.organizer_deals,

@@ -86,10 +86,11 @@ class ServerProcess:
     ``http``, its HTTP port (Connect, gRPC-Web) is on a fixed port too (``http_port``); else ``--no-http``."""
 
     def __init__(self, redis_url: str, port: int | None = None, log_dir: Path | None = None,
-                 args: Sequence[str] = (), *, http: bool = False) -> None:  # fmt: skip
-        """``args``: more options of ``serve``; ``http``: serve the HTTP port too (else ``--no-http``)."""
+                 args: Sequence[str] = (), *, http: bool = False, extra_args: Sequence[str] = ()) -> None:  # fmt: skip
+        """``args`` (or ``extra_args``): more options of ``serve``; ``http``: serve the HTTP port too (else
+        ``--no-http``)."""
         self.redis_url = redis_url
-        self.args = tuple(args)
+        self.args = tuple(args) + tuple(extra_args)
         self.port = port or free_port()
         self.http_port = free_port() if http else None
         self.log = (log_dir or Path("/tmp")) / f"referee-{self.port}.log"

@@ -102,3 +102,35 @@ def test_the_open_games_registry_on_a_redis_cluster(cluster_node: RedisProcess) 
         admin.close()
         client.close()
         server.stop()
+
+
+def test_the_bot_seats_registry_and_leases_on_a_redis_cluster(cluster_node: RedisProcess) -> None:
+    """Each command and script of server/bot_seats.py touches one key: all of them run on a cluster (the registry
+    and every lease key in slots of their own)."""
+    import asyncio
+
+    from server.bot_seats import BotSeat, BotSeats
+    from server.store import connect
+
+    async def scenario() -> None:
+        client = connect(f"redis-cluster://127.0.0.1:{cluster_node.port}")
+        seats = BotSeats(client)
+        try:
+            await seats.register([BotSeat("g_cluster", 0, "gin", "st_a"), BotSeat("g_cluster", 1, "strong", "st_b")])
+            assert {(s.field, s.bot) for s in await seats.all()} == {("g_cluster:0", "gin"), ("g_cluster:1", "strong")}
+            assert await seats.claim("g_cluster:0", "host-a", 5000)
+            assert not await seats.claim("g_cluster:0", "host-b", 5000)
+            assert await seats.renew("g_cluster:0", "host-a", 5000)
+            assert not await seats.renew("g_cluster:0", "host-b", 5000)
+            assert await seats.holder("g_cluster:0") == "host-a"
+            assert not await seats.release("g_cluster:0", "host-b")
+            assert await seats.release("g_cluster:0", "host-a")
+            assert await seats.holder("g_cluster:0") is None
+            assert await seats.claim("g_cluster:1", "host-b", 5000)
+            await seats.unregister("g_cluster", [0, 1])
+            assert await seats.all() == []
+            assert await seats.holder("g_cluster:1") is None
+        finally:
+            await client.aclose()
+
+    asyncio.run(scenario())

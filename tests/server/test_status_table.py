@@ -246,6 +246,8 @@ PROVOKE: dict[str, Callable[[Ctx], None]] = {
                                                        metadata=md("some-token")),
     "INVALID_NAME": _create(seats=[pb.SeatSpec(display_name=""), pb.SeatSpec(display_name="Bob")]),
     "INVALID_SEATS": _create(seats=[]),
+    "UNKNOWN_BOT": _create(seats=[SEATS[0], pb.SeatSpec(bot="deep-blue")]),
+    "BOT_SEAT_OPEN": _create(seats=[SEATS[0], pb.SeatSpec(bot="gin", open=True)]),
     "INVALID_SEAT": lambda t: t.client.stub.JoinGame(rpb.JoinGameRequest(
         game_id=t.client.stub.CreateGame(rpb.CreateGameRequest(
             seats=[SEATS[0], pb.SeatSpec(open=True)])).game_id, seat=5, display_name="Eve")),

@@ -1163,22 +1163,28 @@ class SeatSpec(_message.Message):
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     OPEN_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
     display_name: _builtins.str
     """Display name, 1..64 characters (an open seat may leave it empty: the joiner names it)."""
     kind: Global___SeatKind.ValueType
     """Label only."""
     open: _builtins.bool
     """True: no token is issued; the seat waits for JoinGame."""
+    bot: _builtins.str
+    """A house bot plays the seat: "random", "gin", "rummy" or "strong" (empty: nobody does). No token is issued
+    for the seat (the referee's bot host holds it); the seat's label is SEAT_KIND_BOT. Not with `open`.
+    """
     def __init__(
         self,
         *,
         display_name: _builtins.str = ...,
         kind: Global___SeatKind.ValueType = ...,
         open: _builtins.bool = ...,
+        bot: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "kind", b"kind", "open", b"open"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "display_name", b"display_name", "kind", b"kind", "open", b"open"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
