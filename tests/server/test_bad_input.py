@@ -157,6 +157,8 @@ def test_every_numeric_field_is_range_checked(client: Client, game: Game) -> Non
     for rpc, request in (
         (client.stub.SubmitMove, rpb.SubmitMoveRequest(game_id=game.game_id, move=draw, expected_version=U64)),
         (client.stub.ValidateMove, rpb.ValidateMoveRequest(game_id=game.game_id, move=draw, expected_version=U64)),
+        (client.stub.Resign, rpb.ResignRequest(game_id=game.game_id, expected_version=U64)),
+        (client.stub.Resign, rpb.ResignRequest(game_id=game.game_id, expected_version=MAX_VERSION + 1)),
     ):
         with expect_error(C.INVALID_ARGUMENT, "VERSION_AHEAD"):
             rpc(request, metadata=md(seat))
