@@ -94,6 +94,14 @@ def _count(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    """A TCP port for a command-line option: 0..65535 (gRPC would take 70000 as 70000 - 65536)."""
+    value = _whole(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535, not {value}")
+    return value
+
+
 def _positive(text: str) -> int:
     """A positive whole number for a command-line option."""
     value = _whole(text)
@@ -129,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the gRPC server")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 in containers)")
-    serve.add_argument("--port", type=int, default=50051, help="port (0: any free port, printed at start)")
+    serve.add_argument("--port", type=_port, default=50051, help="port (0: any free port, printed at start)")
     serve.add_argument(
         "--redis-url",
         default=os.environ.get("REDIS_URL"),
@@ -243,7 +251,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--metrics-port",
-        type=int,
+        type=_port,
         default=None,
         help="serve Prometheus metrics at http://HOST:PORT/metrics (on --host; 0: a free port, printed at start; "
         "default: off)",
