@@ -97,6 +97,14 @@ def _count(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    """A TCP port for a command-line option: 0..65535 (gRPC would take 70000 as 70000 - 65536)."""
+    value = _whole(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535, not {value}")
+    return value
+
+
 def _positive(text: str) -> int:
     """A positive whole number for a command-line option."""
     value = _whole(text)
@@ -132,7 +140,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the referee (gRPC, and Connect / gRPC-Web / JSON over HTTP)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 in containers)")
-    serve.add_argument("--port", type=int, default=50051, help="port (0: any free port, printed at start)")
+    serve.add_argument("--port", type=_port, default=50051, help="port (0: any free port, printed at start)")
     serve.add_argument(
         "--http-port",
         type=int,
@@ -261,7 +269,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--metrics-port",
-        type=int,
+        type=_port,
         default=None,
         help="serve Prometheus metrics at http://HOST:PORT/metrics (on --host; 0: a free port, printed at start; "
         "default: off)",

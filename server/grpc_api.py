@@ -162,7 +162,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
         result = await self.referee.resign(
             request.game_id,
             _bearer(context, required=True),
-            request.expected_version if request.HasField("expected_version") else None,
+            _version(request, "expected_version"),
             request.request_id,
         )
         return codec.resign_response_to_proto(result)

@@ -25,6 +25,7 @@ import grpc
 from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
+from google.protobuf.unknown_fields import UnknownFieldSet
 
 from server import errors
 
@@ -73,15 +74,46 @@ MALFORMED_LOG = MalformedLog()
 _REFUSAL = errors.BadRequest("MALFORMED_REQUEST", "the request body is not a valid message of this method")
 
 
+def _misread(message: Message) -> bool:
+    """True when a field of ``message`` (at any depth) came with a wire type not its own. Protobuf keeps such a
+    field as an unknown field and reads the field as absent (a move's expected_version sent as bytes would be no
+    expected_version); a field number the message does not have stays accepted (a newer client's field)."""
+    unknown = UnknownFieldSet(message)
+    if len(unknown):
+        known = message.DESCRIPTOR.fields_by_number
+        if any(unknown[i].field_number in known for i in range(len(unknown))):
+            return True
+    for field, value in message.ListFields():
+        sub = field.message_type
+        if sub is None:
+            continue
+        if not field.is_repeated:
+            if _misread(value):
+                return True
+        elif sub.GetOptions().map_entry:
+            if sub.fields_by_name["value"].message_type is not None and any(_misread(v) for v in value.values()):
+                return True
+        elif any(_misread(v) for v in value):
+            return True
+    return False
+
+
+_WRONG_WIRE_TYPE = ValueError("a field with a wire type not its own")
+
+
 def _decoder(message_class: Any, method: str) -> Callable[[bytes], Any]:
     parse = message_class.FromString
 
     def decode(data: bytes) -> Any:
         try:
-            return parse(data)
-        except Exception as exc:  # DecodeError; anything else a parser may raise on hostile bytes
-            MALFORMED_LOG.note(method, exc)
-            return Malformed(method)
+            message = parse(data)
+            if not _misread(message):
+                return message
+            exc: Exception = _WRONG_WIRE_TYPE
+        except Exception as error:  # DecodeError; anything else a parser may raise on hostile bytes
+            exc = error
+        MALFORMED_LOG.note(method, exc)
+        return Malformed(method)
 
     return decode
 

@@ -90,6 +90,36 @@ def test_an_undecodable_body_is_malformed_request_on_every_rpc(raw: grpc.Channel
     _refused(caught.value, "MALFORMED_REQUEST")
 
 
+def test_a_known_field_with_a_wrong_wire_type_is_malformed_not_absent(raw: grpc.Channel, game: Game,
+                                                                      client: Client) -> None:  # fmt: skip
+    """Protobuf keeps a field sent with another wire type than its own as an unknown field and reads the field as
+    absent: a move whose expected_version came as bytes would be applied at any version. Refused instead, at any
+    depth; a field number the message does not have stays accepted (a newer client's field)."""
+    draw = rpb.SubmitMoveRequest(game_id=game.game_id, move=move_from_text("draw stock")).SerializeToString()
+    bare = rpb.SubmitMoveRequest(game_id=game.game_id).SerializeToString()
+    lay_off = b"\x0a\x02AS" + b"\x12\x01\x05"  # Move.LayOff: card "AS", meld_id (2, a varint) as bytes
+    seat = md(game.tokens[1])
+    for body in (
+        draw + b"\x1a\x01\x05",  # expected_version (3, a varint) as length-delimited bytes
+        draw + b"\x21" + bytes(8),  # request_id (4, a string) as a fixed64
+        bare + b"\x12\x02\x10\x00",  # a Move whose draw_discard (2, a message) is a varint
+        bare + b"\x12" + bytes([len(lay_off) + 2, 0x42, len(lay_off)]) + lay_off,  # two levels down
+    ):
+        with pytest.raises(grpc.RpcError) as caught:
+            raw.unary_unary(SERVICE + "SubmitMove")(body, metadata=seat, timeout=10)
+        _refused(caught.value, "MALFORMED_REQUEST")
+    assert client.view(game, game.tokens[1]).version == 0  # nothing applied
+    for method, body in (("GetGame", bytes.fromhex("0801")), ("JoinGame", bytes.fromhex("12017f")),
+                         ("AnalyzeHand", bytes.fromhex("0d00000000"))):  # fmt: skip
+        with pytest.raises(grpc.RpcError) as caught:
+            raw.unary_unary(SERVICE + method)(body, timeout=10)
+        _refused(caught.value, "MALFORMED_REQUEST")
+    # an unknown field number is no error
+    assert raw.unary_unary(SERVICE + "Ping")(bytes.fromhex("0a02fffe"), timeout=10) == b""
+    moved = raw.unary_unary(SERVICE + "SubmitMove")(draw + bytes.fromhex("f80601"), metadata=seat, timeout=10)
+    assert rpb.SubmitMoveResponse.FromString(moved).version == 1
+
+
 def test_health_and_reflection_refuse_undecodable_bodies(raw: grpc.Channel) -> None:
     body = bytes.fromhex("0a02fffe")
     with pytest.raises(grpc.RpcError) as caught:
@@ -157,6 +187,8 @@ def test_every_numeric_field_is_range_checked(client: Client, game: Game) -> Non
     for rpc, request in (
         (client.stub.SubmitMove, rpb.SubmitMoveRequest(game_id=game.game_id, move=draw, expected_version=U64)),
         (client.stub.ValidateMove, rpb.ValidateMoveRequest(game_id=game.game_id, move=draw, expected_version=U64)),
+        (client.stub.Resign, rpb.ResignRequest(game_id=game.game_id, expected_version=U64)),
+        (client.stub.Resign, rpb.ResignRequest(game_id=game.game_id, expected_version=MAX_VERSION + 1)),
     ):
         with expect_error(C.INVALID_ARGUMENT, "VERSION_AHEAD"):
             rpc(request, metadata=md(seat))

@@ -143,3 +143,13 @@ def test_an_impossible_time_to_keep_games_is_refused(option: str, value: str, me
     done = subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
                           text=True, timeout=30)  # fmt: skip
     assert done.returncode == 2 and message in done.stderr
+
+
+@pytest.mark.parametrize("option", ["--port", "--metrics-port"])
+@pytest.mark.parametrize("value", ["70000", "65536", "-1"])
+def test_a_port_out_of_range_is_refused_before_anything_starts(option: str, value: str) -> None:
+    """gRPC takes port 70000 as 70000 - 65536 = 4464: the referee listened on a port nobody asked for."""
+    command = [sys.executable, "-m", "server.cli", "serve", option, value]
+    done = subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                          text=True, timeout=30)  # fmt: skip
+    assert done.returncode == 2 and "a port is 0..65535" in done.stderr, done.stdout + done.stderr
