@@ -60,11 +60,11 @@ function moveText(m) {
     case "knock":
       return `knock ${x.value.discard}`;
     case "bigGin":
-      return "big gin";
+      return "big_gin";
     case "meld":
       return `meld ${x.value.cards.join(" ")}`;
     case "layOff":
-      return `layoff ${x.value.card} #${x.value.meldId}`;
+      return `layoff ${x.value.card} ${x.value.meldId}`;
     case "declare":
       return x.value.best ? "declare best" : "declare";
     case "done":

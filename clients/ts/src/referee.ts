@@ -61,7 +61,7 @@ export function move(m: Move["move"]): Move {
   return create(MoveSchema, { move: m });
 }
 
-/** A short text of a move, as the referee's text moves read ("discard QS", "layoff 6D #1", "draw stock"). */
+/** The text form of a move, as the engine parses it ("discard QS", "layoff 6D 1", "draw stock", "big_gin"). */
 export function moveText(m: Move): string {
   const x = m.move;
   switch (x.case) {
@@ -76,11 +76,11 @@ export function moveText(m: Move): string {
     case "knock":
       return `knock ${x.value.discard}`;
     case "bigGin":
-      return "big gin";
+      return "big_gin";
     case "meld":
       return `meld ${x.value.cards.join(" ")}`;
     case "layOff":
-      return `layoff ${x.value.card} #${x.value.meldId}`;
+      return `layoff ${x.value.card} ${x.value.meldId}`;
     case "declare":
       return x.value.best ? "declare best" : "declare";
     case "done":
