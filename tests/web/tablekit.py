@@ -8,6 +8,7 @@ import json
 import os
 import random
 import shutil
+import socket
 import struct
 import threading
 from collections.abc import Iterator
@@ -35,6 +36,61 @@ def why_no_browser() -> str | None:
     if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
         return f"no Chromium at {CHROMIUM} (as root: apt-get install -y chromium)"
     return None
+
+
+class CuttableProxy:
+    """A TCP proxy on a free port of 127.0.0.1 to ``target`` (host, port): ``cut()`` closes every connection
+    through it at once, a real dropped connection for the page (new connections are accepted again at once)."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self.listener.getsockname()[1]
+        self.sockets: list[socket.socket] = []
+        self.lock = threading.Lock()
+        self.cuts = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                inner, _ = self.listener.accept()
+            except OSError:
+                return
+            outer = socket.create_connection(self.target)
+            with self.lock:
+                self.sockets += [inner, outer]
+            for a, b in ((inner, outer), (outer, inner)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def cut(self) -> None:
+        with self.lock:
+            sockets, self.sockets = self.sockets, []
+            self.cuts += 1
+        for s in sockets:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def close(self) -> None:
+        self.listener.close()
+        self.cut()
 
 
 @dataclass

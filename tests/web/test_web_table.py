@@ -25,7 +25,7 @@ from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server import codec
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move
-from tests.web.tablekit import (CHROMIUM, LAUNCH_ARGS, TIMEOUT_MS, BotSeats, Capture, TablePage, play_with_mouse, visible,
+from tests.web.tablekit import (CHROMIUM, LAUNCH_ARGS, CuttableProxy, TIMEOUT_MS, BotSeats, Capture, TablePage, play_with_mouse, visible,
                              why_no_browser)
 
 NO_BROWSER = why_no_browser()
@@ -214,7 +214,8 @@ def test_rummy_three_players_joined_by_id_reconnects_and_scores_as_replayed(
     )  # fmt: skip
     created = client.stub.CreateGame(request)
     game = Game(created.game_id, {t.seat: t.token for t in created.seat_tokens}, created.spectator_token, created)
-    page, capture, errors = _page(browser, f"{server.http_url}/")
+    proxy = CuttableProxy(("127.0.0.1", server.http_port))
+    page, capture, errors = _page(browser, f"http://127.0.0.1:{proxy.port}/")
     page.fill("#join-game input[name=game]", game.game_id)
     page.fill("#join-game input[name=name]", "Ann")
     page.click("#join")
@@ -235,9 +236,9 @@ def test_rummy_three_players_joined_by_id_reconnects_and_scores_as_replayed(
         view = client.view(game, token)
         table.play(bot_move(view, rng))
         played += 1
-    page.context.set_offline(True)
+    page.wait_for_selector("#status[data-status='live']")
+    proxy.cut()
     page.wait_for_selector("#status[data-status='reconnecting']")
-    page.context.set_offline(False)
     page.wait_for_selector("#status[data-status='live']")
     played += play_with_mouse(table, client, game, 0, rng)
     bots.join()
@@ -245,4 +246,6 @@ def test_rummy_three_players_joined_by_id_reconnects_and_scores_as_replayed(
     assert totals == _final_totals(client, game)
     assert page.locator("#hand-end .row").count() == 3
     page.screenshot(path=str(tmp_path / "web-table-rummy.png"))
+    assert proxy.cuts == 1
     assert not errors, errors
+    proxy.close()

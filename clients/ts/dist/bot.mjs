@@ -88,7 +88,7 @@ async function* watchGame(client, gameId2, token2, opts = {}) {
   for (; ; ) {
     try {
       const req = pos === void 0 ? { gameId: gameId2 } : { gameId: gameId2, afterVersion: pos.version, afterIndex: pos.index };
-      for await (const update of client.watchGame(req, auth(token2, { signal: opts.signal }))) {
+      for await (const update of client.watchGame(req, auth(token2, { signal: opts.signal, onHeader: () => opts.onOpen?.() }))) {
         failures = 0;
         if (update.update.case === "event") {
           const ev = update.update.value;

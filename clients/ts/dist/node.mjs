@@ -177,7 +177,7 @@ async function* watchGame(client, gameId, token, opts = {}) {
   for (; ; ) {
     try {
       const req = pos === void 0 ? { gameId } : { gameId, afterVersion: pos.version, afterIndex: pos.index };
-      for await (const update of client.watchGame(req, auth(token, { signal: opts.signal }))) {
+      for await (const update of client.watchGame(req, auth(token, { signal: opts.signal, onHeader: () => opts.onOpen?.() }))) {
         failures = 0;
         if (update.update.case === "event") {
           const ev = update.update.value;

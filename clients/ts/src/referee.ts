@@ -101,6 +101,8 @@ export interface WatchOptions {
   after?: StreamPosition;
   /** Called on each cut before reconnecting (the error, and the attempt number from 1). */
   onCut?: (err: unknown, attempt: number) => void;
+  /** Called each time a stream is open (its response headers arrived): first, and after each resume. */
+  onOpen?: () => void;
   /** Stop watching. */
   signal?: AbortSignal;
   /** Give up after this many cuts in a row without a message (default 30). */
@@ -121,7 +123,7 @@ export async function* watchGame(
   for (;;) {
     try {
       const req = pos === undefined ? { gameId } : { gameId, afterVersion: pos.version, afterIndex: pos.index };
-      for await (const update of client.watchGame(req, auth(token, { signal: opts.signal }))) {
+      for await (const update of client.watchGame(req, auth(token, { signal: opts.signal, onHeader: () => opts.onOpen?.() }))) {
         failures = 0;
         if (update.update.case === "event") {
           const ev: Event = update.update.value;

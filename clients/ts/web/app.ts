@@ -363,7 +363,7 @@ async function play(m: Move): Promise<void> {
     render();
   } catch (err) {
     showRefusal(refusal(err));
-    await refresh();
+    await refresh().catch(() => undefined);
   } finally {
     busy = false;
   }
@@ -399,6 +399,10 @@ async function follow(): Promise<void> {
   try {
     for await (const u of watchGame(referee, s.game, s.token, {
       signal: watching.signal,
+      onOpen: () => {
+        setStatus("live", "live");
+        void refresh().catch(() => undefined); // whatever happened while the connection was down
+      },
       onCut: (_err, n) => setStatus("reconnecting", `connection lost: reconnecting (${n})\u2026`),
     })) {
       setStatus("live", "live");
@@ -408,7 +412,7 @@ async function follow(): Promise<void> {
       } else if (u.update.case === "event") {
         const ev = u.update.value;
         log(`${ev.version}.${ev.index} ${ev.seat === undefined ? "" : seatName(ev.seat) + ": "}${ev.kind}`);
-        if (!view || ev.version > view.version) await refresh();
+        if (!view || ev.version > view.version) await refresh().catch(() => undefined); // the next event retries
       }
     }
     await refresh();
