@@ -17,8 +17,8 @@ import asyncio
 import contextlib
 import logging
 import socket
-from pathlib import Path
 from collections.abc import Awaitable, Callable, Generator, Iterable, MutableMapping
+from pathlib import Path
 from typing import Any
 
 import uvicorn

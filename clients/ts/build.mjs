@@ -1,8 +1,10 @@
 // Builds with the pinned esbuild: dist/bot.mjs and dist/node.mjs (Node, packages from node_modules) and the web
 // table (web/ -> ../../server/web/, served by the referee at / on its HTTP port). Both outputs are committed;
-// `node build.mjs --check` builds into a temporary directory and fails when a committed file is missing or stale.
+// `node build.mjs --check` generates (buf generate, protoc-gen-es) and builds into temporary directories and fails
+// when a committed file of src/gen, dist or server/web is missing or stale.
 import * as esbuild from "esbuild";
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, existsSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -33,6 +35,26 @@ for (const f of ["index.html", "table.css"]) cpSync(join(here, "web", f), join(o
 
 if (check) {
   let stale = 0;
+  const gen = mkdtempSync(join(tmpdir(), "ts-gen-"));
+  const buf = spawnSync(join(here, "node_modules/.bin/buf"),
+    ["generate", join(here, "../../proto"), "--template", join(here, "buf.gen.yaml"), "--output", gen],
+    { cwd: here, stdio: "inherit" });
+  if (buf.status !== 0) process.exit(1);
+  const walk = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(join(dir, e.name)).map((f) => join(e.name, f)) : [e.name]);
+  const fresh = walk(join(gen, "src/gen"));
+  for (const f of new Set([...fresh, ...walk(join(here, "src/gen"))])) {
+    const committed = join(here, "src/gen", f);
+    const made = join(gen, "src/gen", f);
+    if (!existsSync(made)) {
+      console.error(`web-check: ${committed} has no .proto source any more`);
+      stale += 1;
+    } else if (!existsSync(committed) || !readFileSync(committed).equals(readFileSync(made))) {
+      console.error(`web-check: ${committed} is missing or stale`);
+      stale += 1;
+    }
+  }
+  rmSync(gen, { recursive: true, force: true });
   for (const key of ["dist", "web"]) {
     for (const f of readdirSync(out[key])) {
       const committed = join(targets[key], f);
@@ -44,8 +66,8 @@ if (check) {
     rmSync(out[key], { recursive: true, force: true });
   }
   if (stale) {
-    console.error("web-check: FAILED, run 'make web' and commit clients/ts/dist and server/web");
+    console.error("web-check: FAILED, run 'make web' and commit clients/ts/src/gen, clients/ts/dist and server/web");
     process.exit(1);
   }
-  console.log("web-check: clients/ts/dist and server/web are up to date");
+  console.log("web-check: clients/ts/src/gen, clients/ts/dist and server/web are up to date");
 }

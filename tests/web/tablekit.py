@@ -4,6 +4,7 @@ through gRPC, and a capture of every byte the page receives (HTTP responses, the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -72,20 +73,16 @@ class CuttableProxy:
             pass
         finally:
             for s in (src, dst):
-                try:
+                with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def cut(self) -> None:
         with self.lock:
             sockets, self.sockets = self.sockets, []
             self.cuts += 1
         for s in sockets:
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             s.close()
 
     def close(self) -> None:

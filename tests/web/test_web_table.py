@@ -25,8 +25,18 @@ from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server import codec
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move
-from tests.web.tablekit import (CHROMIUM, LAUNCH_ARGS, CuttableProxy, TIMEOUT_MS, BotSeats, Capture, TablePage, play_with_mouse, visible,
-                             why_no_browser)
+from tests.web.tablekit import (
+    CHROMIUM,
+    LAUNCH_ARGS,
+    TIMEOUT_MS,
+    BotSeats,
+    Capture,
+    CuttableProxy,
+    TablePage,
+    play_with_mouse,
+    visible,
+    why_no_browser,
+)
 
 NO_BROWSER = why_no_browser()
 pytestmark = pytest.mark.skipif(NO_BROWSER is not None, reason=f"browser tests: {NO_BROWSER}")
@@ -215,7 +225,7 @@ def test_rummy_three_players_joined_by_id_reconnects_and_scores_as_replayed(
     created = client.stub.CreateGame(request)
     game = Game(created.game_id, {t.seat: t.token for t in created.seat_tokens}, created.spectator_token, created)
     proxy = CuttableProxy(("127.0.0.1", server.http_port))
-    page, capture, errors = _page(browser, f"http://127.0.0.1:{proxy.port}/")
+    page, _capture, errors = _page(browser, f"http://127.0.0.1:{proxy.port}/")
     page.fill("#join-game input[name=game]", game.game_id)
     page.fill("#join-game input[name=name]", "Ann")
     page.click("#join")
