@@ -24,7 +24,7 @@ from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server import codec
 from server.redis_launcher import RedisProcess
-from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move
+from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, md
 from tests.web.tablekit import (
     CHROMIUM,
     LAUNCH_ARGS,
@@ -173,8 +173,13 @@ def test_gin_hand_in_the_page_with_a_spectator_and_nothing_hidden_received(
 ) -> None:
     recorder = Recorder(server.address)
     recorder.moves = {}
-    game = recorder.create("gin", ("You", "Bot"), token=ORGANIZER, seed=SEED, allow_spectators=True,
-                           match=rpb.MatchSettings(target_score=1))  # fmt: skip
+    request = rpb.CreateGameRequest(
+        profile="gin", seed=SEED, allow_spectators=True, match=rpb.MatchSettings(target_score=1),
+        seats=[pb.SeatSpec(display_name="Ann", kind=pb.SEAT_KIND_HUMAN),
+               pb.SeatSpec(display_name="Gin bot", kind=pb.SEAT_KIND_BOT)],
+    )  # fmt: skip
+    created = recorder.stub.CreateGame(request, metadata=md(ORGANIZER))
+    game = Game(created.game_id, {t.seat: t.token for t in created.seat_tokens}, created.spectator_token, created)
     page, capture, errors = _page(browser, f"{server.http_url}/#game={game.game_id}&token={game.tokens[0]}")
     spectator, spec_capture, spec_errors = _page(
         browser, f"{server.http_url}/#game={game.game_id}&token={game.spectator}"

@@ -82,8 +82,8 @@ function sortCards(cards: readonly string[]): string[] {
 function seatName(seat: number | undefined): string {
   if (seat === undefined || !view) return "nobody";
   const s = view.seats[seat];
-  const you = view.viewerSeat === seat ? " (you)" : "";
-  return `${s?.displayName || `seat ${seat}`}${you}`;
+  const name = s?.displayName || `seat ${seat}`;
+  return view.viewerSeat === seat && name.toLowerCase() !== "you" ? `${name} (you)` : name;
 }
 
 // ------------------------------------------------------------------------------------------ rendering
@@ -127,7 +127,7 @@ function render(): void {
     el.dataset.seat = String(s.seat);
     el.dataset.handSize = String(s.handSize);
     el.dataset.score = String(s.score);
-    const kind = s.kind === SeatKind.BOT ? " \u{1F916}" : "";
+    const kind = s.kind === SeatKind.BOT ? '<span class="badge">bot</span>' : "";
     el.innerHTML = `<div><span class="name"></span>${kind}${s.seat === v.viewerSeat ? '<span class="you">you</span>' : ""}</div>
       <div class="backs"></div><div><span class="hand-size">${s.handSize} cards</span> \u00b7 score <b class="score">${s.score}</b>
       \u00b7 hands won ${s.boxes}${s.open ? " \u00b7 <i>open seat</i>" : ""}</div>`;
@@ -278,7 +278,7 @@ function renderHandEnd(): void {
   if (!last || (last.handNumber <= shownHandEnd && !over) || (over && shownHandEnd === 1e9)) return;
   box.innerHTML = "";
   const h = document.createElement("h2");
-  const winner = last.winner === undefined ? "nobody scores" : `${seatName(last.winner)} scores ${last.points}`;
+  const winner = last.winner === undefined ? "nobody scores" : `${seatName(last.winner)}: ${last.points} points`;
   h.textContent = `Hand ${last.handNumber + 1}: ${HAND_END_WORDS[last.reason] ?? last.reason} \u2014 ${winner}`;
   box.append(h);
   box.dataset.handNumber = String(last.handNumber);
@@ -289,6 +289,9 @@ function renderHandEnd(): void {
       `the defender had ${last.defenderDeadwood ?? "?"}.`;
     box.append(p);
   }
+  const rows = Object.assign(document.createElement("div"), { className: "rows" });
+  const side = Object.assign(document.createElement("div"), { className: "side" });
+  box.append(rows, side);
   last.hands.forEach((cards, seat) => {
     const row = document.createElement("div");
     row.className = "row";
@@ -296,8 +299,9 @@ function renderHandEnd(): void {
     row.innerHTML = `<span class="who"></span><span class="cards"></span><span class="value"></span>`;
     row.querySelector(".who")!.textContent = seatName(seat);
     for (const c of cards.cards) row.querySelector(".cards")!.append(cardEl(c));
-    row.querySelector(".value")!.textContent = `${last.handValues[seat] ?? 0} in hand`;
-    box.append(row);
+    row.querySelector(".value")!.textContent = cards.cards.length ? `${last.handValues[seat] ?? 0} points left in hand`
+      : "went out";
+    rows.append(row);
   });
   const table = document.createElement("table");
   table.innerHTML = "<tr><th>seat</th><th>score</th></tr>";
@@ -308,12 +312,12 @@ function renderHandEnd(): void {
     tr.querySelector("td")!.textContent = seatName(seat);
     table.append(tr);
   });
-  box.append(table);
+  side.append(table);
   if (over && v.result) {
-    const p = document.createElement("p");
+    const p = document.createElement("div");
     p.id = "match-over";
     p.textContent = `Match over: ${v.result.winners.map(seatName).join(" and ")} won.`;
-    box.append(p);
+    side.append(p);
   }
   const close = document.createElement("button");
   close.id = "hand-end-close";
@@ -321,7 +325,8 @@ function renderHandEnd(): void {
   close.onclick = () => {
     box.hidden = true;
   };
-  box.append(close);
+  close.style.marginTop = ".6rem";
+  side.append(close);
   shownHandEnd = over ? 1e9 : last.handNumber;
   box.hidden = false;
 }
