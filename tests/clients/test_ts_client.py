@@ -53,12 +53,11 @@ def server(redis_server: RedisProcess) -> Iterator[ServerThread]:
 
 
 def _play(server: ServerThread, game: Game) -> list[dict[str, object]]:
-    bots = [
-        subprocess.Popen([NODE, str(TS_DIR / "dist" / "bot.mjs"), "--url", server.http_url, "--game", game.game_id,
-                          "--token", game.tokens[seat], "--quiet"],
-                         cwd=TS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        for seat in sorted(game.tokens)
-    ]
+    bot = str(TS_DIR / "dist" / "bot.mjs")
+    commands = [[NODE, bot, "--url", server.http_url, "--game", game.game_id, "--token", game.tokens[seat], "--quiet"]
+                for seat in sorted(game.tokens)]  # fmt: skip
+    pipe = subprocess.PIPE
+    bots = [subprocess.Popen(c, cwd=TS_DIR, stdout=pipe, stderr=pipe, text=True) for c in commands]
     results = []
     for bot in bots:
         try:
