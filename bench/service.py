@@ -214,11 +214,11 @@ async def measure(
     return results
 
 
-def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
+def _start_server(redis_url: str, http: bool = True) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": str(_ROOT), "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
     process = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--http-port", "0", "--redis-url", redis_url,
-         "--grace", "1"],  # the HTTP port on, as `serve` runs by default: it must not tax the gRPC path
+        [sys.executable, "-m", "server.cli", "serve", "--port", "0", *(["--http-port", "0"] if http else ["--no-http"]),
+         "--redis-url", redis_url, "--grace", "1"],  # the HTTP port on by default, as `serve` runs: no tax on gRPC
         cwd=_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     assert process.stdout is not None
@@ -236,6 +236,7 @@ def main() -> None:
     parser.add_argument("--levels", default="1,16,64", help="concurrent games (and echo loops)")
     parser.add_argument("--servers", type=int, default=2, help="referee processes (the echo uses the same ones)")
     parser.add_argument("--redis-url", default=None, help="an existing Redis (default: a private redis-server)")
+    parser.add_argument("--no-http", action="store_true", help="referees without their HTTP port (to compare)")
     args = parser.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="rummy-bench-") as data:
@@ -243,7 +244,7 @@ def main() -> None:
         url = args.redis_url or (redis.url if redis else "")
         servers: list[tuple[subprocess.Popen[str], str]] = []
         try:
-            servers += [_start_server(url) for _ in range(max(1, args.servers))]
+            servers += [_start_server(url, http=not args.no_http) for _ in range(max(1, args.servers))]
             listed = ", ".join(f"{address} (pid {process.pid})" for process, address in servers)
             print(f"referees {listed}; redis {url}; {os.cpu_count()} cores", flush=True)
             pids = {"client": [os.getpid()], "referee": [process.pid for process, _ in servers]}

@@ -27,9 +27,10 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_health.v1 import health_pb2
 from grpc_health.v1._async import HealthServicer
+from protobuf import Message as PyMessage
 from protobuf.wkt import Any as AnyDetail
 
-from rummy_pb.rummy.v1 import referee_connect
+from rummy_pb.rummy.v1 import game_pb, referee_connect, referee_pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server import codec, errors
 from server.errors import BadRequest, Unauthenticated
@@ -99,27 +100,54 @@ class BinaryCodec:
             raise _malformed(f"the request is not a valid {message_class.DESCRIPTOR.full_name}") from None
 
 
+def _native_classes() -> dict[str, type[PyMessage]]:
+    """The protobuf-py classes of rummy.v1's top-level messages (the requests and responses), by full name."""
+    found: dict[str, type[PyMessage]] = {}
+    for module in (game_pb, referee_pb):
+        for name, value in vars(module).items():
+            if isinstance(value, type) and issubclass(value, PyMessage) and value is not PyMessage:
+                found[f"rummy.v1.{name}"] = value
+    return found
+
+
+_NATIVE = _native_classes()
+
+
 class JsonCodec:
     """Protobuf's canonical JSON (``application/json``): field names in lowerCamelCase, unknown fields ignored
-    (forward compatible, as Connect's own codec), 64-bit integers as strings."""
+    (forward compatible, as Connect's own codec), 64-bit integers as strings.
+
+    rummy.v1's messages are transcoded through protobuf-py's native JSON (rummy_pb/*_pb.py, generated from the
+    same .proto files): binary -> protobuf-py -> JSON, about 0.1 ms for a move's response where
+    google.protobuf.json_format takes 1 ms; the output is the same (tests/server/test_connect_codec.py). Other
+    messages (health) go through json_format."""
 
     def name(self) -> str:
         return "json"
 
     def encode(self, message: Message) -> bytes:
-        _check_size(message)
-        return orjson.dumps(json_format.MessageToDict(message))
+        native = _NATIVE.get(message.DESCRIPTOR.full_name)
+        if native is None:
+            _check_size(message)
+            return orjson.dumps(json_format.MessageToDict(message))
+        data = message.SerializeToString()
+        if len(data) > MAX_MESSAGE_BYTES:
+            _check_size(message)
+        return native.from_binary(data).to_json().encode()
 
     def decode(self, data: bytes | bytearray, message_class: type[M]) -> M:
-        message = message_class()
+        native = _NATIVE.get(message_class.DESCRIPTOR.full_name)
         try:
-            parsed = orjson.loads(data) if data else {}
-            json_format.ParseDict(parsed, message, ignore_unknown_fields=True)
+            if native is not None:
+                return message_class.FromString(native.from_json(bytes(data) or b"{}", ignore_unknown_fields=True)
+                                                .to_binary())  # fmt: skip
+            message = message_class()
+            json_format.ParseDict(orjson.loads(data) if data else {}, message, ignore_unknown_fields=True)
+            return message
         except Exception as exc:
             detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             what = f"the request is not a valid {message_class.DESCRIPTOR.full_name} in JSON: {detail}"
             raise _malformed(what) from None
-        return message
 
 
 CODECS = (BinaryCodec(), JsonCodec())
