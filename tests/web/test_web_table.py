@@ -264,3 +264,27 @@ def test_rummy_three_players_joined_by_id_reconnects_and_scores_as_replayed(
     assert proxy.cuts == 1
     assert not errors, errors
     proxy.close()
+
+
+def test_lobby_starts_a_game_and_shows_a_refused_join_in_words(server: ServerThread, browser: Any) -> None:
+    page, _capture, errors = _page(browser, f"{server.http_url}/")
+    page.fill("#join-game input[name=game]", "no-such-game")
+    page.fill("#join-game input[name=token]", "not-a-token")
+    page.click("#join")
+    page.wait_for_selector("#lobby-error")
+    assert page.get_attribute("#lobby-error", "data-reason") in ("GAME_NOT_FOUND", "BAD_TOKEN")
+    assert "Refused:" in page.inner_text("#lobby-error")
+    page.select_option("#new-game select[name=profile]", "rummy")
+    page.fill("#new-game input[name=players]", "3")
+    page.fill("#new-game input[name=name]", "Cy")
+    page.click("#create")
+    page.wait_for_selector("#hand .card")
+    assert page.locator("#hand .card").count() == 7
+    assert page.locator(".seat").count() == 3
+    for seat in (1, 2):  # open seats (join by the game id), or house bots where the referee has them
+        text = page.locator(f".seat[data-seat='{seat}']").inner_text()
+        assert "open seat" in text or "bot" in text
+    page.click("#sort-rank")
+    ranks = page.eval_on_selector_all("#hand .card", "els => els.map(e => 'A23456789TJQK'.indexOf(e.dataset.card[0]))")
+    assert ranks == sorted(ranks)
+    assert not errors, errors

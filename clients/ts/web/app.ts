@@ -3,7 +3,7 @@
 // legal moves only. The game id and token live in the page's address (#game=...&token=...), so that a reload or a
 // dropped connection comes back to the same seat; the stream resumes from the last event received.
 import {
-  GameKind, MeldKind, Phase, Role, SeatKind, auth, connectReferee, move, moveText, refusal, watchGame,
+  SeatSpecSchema, GameKind, MeldKind, Phase, Role, SeatKind, auth, connectReferee, move, moveText, refusal, watchGame,
   type GameView, type Move, type Refusal, type TableMeld,
 } from "../src/web.js";
 
@@ -466,10 +466,14 @@ $("new-game").onsubmit = async (e) => {
   const f = new FormData(e.target as HTMLFormElement);
   const profile = String(f.get("profile"));
   const players = profile === "gin" ? 2 : Math.max(2, Math.min(6, Number(f.get("players")) || 2));
-  const seats = [{ displayName: String(f.get("name") || "You"), kind: SeatKind.HUMAN }];
-  for (let i = 1; i < players; i++) seats.push({ displayName: "", kind: SeatKind.UNSPECIFIED, open: true } as never);
+  const seats: Record<string, unknown>[] = [{ displayName: String(f.get("name") || "You"), kind: SeatKind.HUMAN }];
+  const bots = f.get("others") === "bots";
+  for (let i = 1; i < players; i++) {
+    seats.push(bots ? { displayName: `${profile === "gin" ? "Gin" : "Rummy"} bot ${i}`, kind: SeatKind.BOT, bot: profile }
+      : { displayName: "", open: true });
+  }
   try {
-    const created = await referee.createGame({ profile, seats, allowSpectators: f.get("spectators") === "on" });
+    const created = await referee.createGame({ profile, seats: seats as never, allowSpectators: f.get("spectators") === "on" });
     const mine = created.seatTokens.find((t) => t.seat === 0)!;
     if (created.spectatorToken) document.body.dataset.spectatorToken = created.spectatorToken;
     await open(created.gameId, mine.token);
@@ -492,6 +496,13 @@ $("join-game").onsubmit = async (e) => {
     showLobbyError(refusal(err));
   }
 };
+
+// House bots (SeatSpec.bot) are offered when the generated messages have the field (the referee has a bot host).
+if (SeatSpecSchema.fields.some((field) => field.localName === "bot")) {
+  const others = document.querySelector<HTMLSelectElement>("#new-game select[name=others]")!;
+  others.prepend(Object.assign(document.createElement("option"), { value: "bots", textContent: "house bots" }));
+  others.value = "bots";
+}
 
 $("sort-suit").onclick = () => { sortBy = "suit"; render(); };
 $("sort-rank").onclick = () => { sortBy = "rank"; render(); };
