@@ -220,17 +220,19 @@ def test_gin_hand_in_the_page_with_a_spectator_and_nothing_hidden_received(
 
 
 def test_rummy_three_players_joined_by_id_reconnects_and_scores_as_replayed(
-    server: ServerThread, client: Client, browser: Any, tmp_path: Path
+    server: ServerThread, browser: Any, tmp_path: Path
 ) -> None:
+    recorder = Recorder(server.address)
+    recorder.moves = {}
     request = rpb.CreateGameRequest(
-        profile="rummy", allow_spectators=True, match=rpb.MatchSettings(max_hands=1),
+        profile="rummy", allow_spectators=True, match=rpb.MatchSettings(max_hands=1), seed=SEED,
         seats=[pb.SeatSpec(open=True), pb.SeatSpec(display_name="Bot A", kind=pb.SEAT_KIND_BOT),
                pb.SeatSpec(display_name="Bot B", kind=pb.SEAT_KIND_BOT)],
     )  # fmt: skip
-    created = client.stub.CreateGame(request)
+    created = recorder.stub.CreateGame(request, metadata=md(ORGANIZER))
     game = Game(created.game_id, {t.seat: t.token for t in created.seat_tokens}, created.spectator_token, created)
     proxy = CuttableProxy(("127.0.0.1", server.http_port))
-    page, _capture, errors = _page(browser, f"http://127.0.0.1:{proxy.port}/")
+    page, capture, errors = _page(browser, f"http://127.0.0.1:{proxy.port}/")
     page.fill("#join-game input[name=game]", game.game_id)
     page.fill("#join-game input[name=name]", "Ann")
     page.click("#join")
@@ -240,30 +242,36 @@ def test_rummy_three_players_joined_by_id_reconnects_and_scores_as_replayed(
     assert page.locator(".seat[data-seat='0'] .name").inner_text() == "Ann"
     assert page.locator("#hand .card").count() == 7
 
-    bots = BotSeats(client, game, [1, 2])
+    bots = BotSeats(recorder, game, [1, 2])
     table = TablePage(page)
     rng = random.Random(5)
-    # a few turns, then the connection drops: the page says so, comes back, and resumes the stream
+    # a few moves, then the connection drops: the page says so, comes back, and resumes the stream
     played = 0
     for _ in range(2):
         if not table.wait_turn_or_end():
             break
-        view = client.view(game, token)
-        table.play(bot_move(view, rng))
+        view = recorder.view(game, token)
+        move = bot_move(view, rng)
+        table.play(move)
+        recorder.moves[view.version + 1] = (0, move)
         played += 1
     page.wait_for_selector("#status[data-status='live']")
     proxy.cut()
     page.wait_for_selector("#status[data-status='reconnecting']")
     page.wait_for_selector("#status[data-status='live']")
-    played += play_with_mouse(table, client, game, 0, rng)
+    played += play_with_mouse(table, recorder, game, 0, rng, recorder.moves)
     bots.join()
     totals = _shown_totals(page)
-    assert totals == _final_totals(client, game)
+    assert totals == _final_totals(recorder, game)
     assert page.locator("#hand-end .row").count() == 3
     page.screenshot(path=str(tmp_path / "web-table-rummy.png"))
     assert proxy.cuts == 1
+    # what the page got (the stream cut mid-hand has no complete body: what it received is not in the capture)
+    states, ended = _replica(game, recorder.moves)
+    assert scan(capture, 0, states, ended) > played
     assert not errors, errors
     proxy.close()
+    recorder.close()
 
 
 def test_lobby_starts_a_game_and_shows_a_refused_join_in_words(server: ServerThread, browser: Any) -> None:

@@ -183,7 +183,7 @@ async function* watchGame(client, gameId, token, opts = {}) {
           const ev = update.update.value;
           pos = { version: ev.version, index: ev.index };
         } else if (update.update.case === "snapshot") {
-          pos = { version: update.update.value.version, index: 4294967295 };
+          pos = { version: update.update.value.version };
         }
         yield update;
         if (update.update.case === "event" && update.update.value.kind === "match_ended") return;

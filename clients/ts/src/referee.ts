@@ -93,7 +93,8 @@ export function moveText(m: Move): string {
 /** Where a watcher is in a game's stream: the last event received (version, index). */
 export interface StreamPosition {
   version: bigint;
-  index: number;
+  /** Unset: the whole version was received (a snapshot at it). */
+  index?: number;
 }
 
 export interface WatchOptions {
@@ -123,13 +124,14 @@ export async function* watchGame(
   for (;;) {
     try {
       const req = pos === undefined ? { gameId } : { gameId, afterVersion: pos.version, afterIndex: pos.index };
+      // (afterIndex undefined: the field is left unset, "the whole version was received")
       for await (const update of client.watchGame(req, auth(token, { signal: opts.signal, onHeader: () => opts.onOpen?.() }))) {
         failures = 0;
         if (update.update.case === "event") {
           const ev: Event = update.update.value;
           pos = { version: ev.version, index: ev.index };
         } else if (update.update.case === "snapshot") {
-          pos = { version: update.update.value.version, index: 0xffffffff };
+          pos = { version: update.update.value.version };
         }
         yield update;
         if (update.update.case === "event" && update.update.value.kind === "match_ended") return;

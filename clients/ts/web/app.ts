@@ -396,6 +396,27 @@ async function refresh(): Promise<void> {
   return refreshing;
 }
 
+let probing: Promise<void> | undefined;
+
+/** After a cut: GetGame until it answers again (the connection is back; the stream resumes by itself, and a
+ * resumed stream says nothing until the next event). */
+function probe(): void {
+  probing ??= (async () => {
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      try {
+        await refresh();
+        setStatus("live", "live");
+        return;
+      } catch {
+        // still down
+      }
+    }
+  })().finally(() => {
+    probing = undefined;
+  });
+}
+
 async function follow(): Promise<void> {
   watching?.abort();
   watching = new AbortController();
@@ -408,7 +429,10 @@ async function follow(): Promise<void> {
         setStatus("live", "live");
         void refresh().catch(() => undefined); // whatever happened while the connection was down
       },
-      onCut: (_err, n) => setStatus("reconnecting", `connection lost: reconnecting (${n})\u2026`),
+      onCut: (_err, n) => {
+        setStatus("reconnecting", `connection lost: reconnecting (${n})\u2026`);
+        probe();
+      },
     })) {
       setStatus("live", "live");
       if (u.update.case === "snapshot") {
