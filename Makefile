@@ -27,7 +27,7 @@ protoc_gen = mkdir -p $(1) && PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m g
   --connectrpc_out=$(1) --connectrpc_opt=protobuf=google,io=async proto/rummy/v1/*.proto \
   && $(BIN)/python proto/postprocess.py $(1)
 
-.PHONY: venv runtime run test test-fast proto proto-check bench node tournament FORCE
+.PHONY: venv runtime run test test-fast proto proto-check bench node tournament web web-check FORCE
 
 venv: $(DEV_STAMP)
 
@@ -131,3 +131,18 @@ bench: $(BENCH_STAMP)
 # runs these too, and whole matches of its example bots (tests/clients/test_node_client.py).
 node:
 	cd clients/node && npm ci --ignore-scripts --no-audit --no-fund && npm test
+
+# The TypeScript client and the web table (clients/ts; node 20+ and npm): its locked packages, then src/gen from
+# proto/ (buf generate with protoc-gen-es), dist/ (the Node bot and library) and server/web/ (the web table the
+# referee serves at / on its HTTP port) by esbuild. All three outputs are committed: `make web-check` regenerates
+# them in temporary directories and fails when a committed file is missing or stale (CI runs it).
+TS_DIR := clients/ts
+$(TS_DIR)/node_modules/.installed: $(TS_DIR)/package-lock.json
+	cd $(TS_DIR) && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+web: $(TS_DIR)/node_modules/.installed
+	cd $(TS_DIR) && npm run generate && npm run build
+
+web-check: $(TS_DIR)/node_modules/.installed
+	cd $(TS_DIR) && npm run check

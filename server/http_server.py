@@ -3,6 +3,8 @@ over HTTP/1.1, for browsers and plain curl, served by uvicorn in the same asynci
 
     /rummy.v1.RefereeService/<Method>   every RPC (server.connect_api; GET for the side-effect-free ones)
     /grpc.health.v1.Health/Check        the same health status as the gRPC port's (POST or GET)
+    /  (GET /index.html, /app.js, /table.css)   the reference web table, static files of server/web/ (built from
+                                        clients/ts/web by `make web`)
 
 CORS is off unless origins are named (``--cors-origin``): then a preflight from one of them is answered (the
 methods and headers Connect and gRPC-Web use), its responses carry ``Access-Control-Allow-Origin`` and expose the
@@ -16,6 +18,7 @@ import contextlib
 import logging
 import socket
 from collections.abc import Awaitable, Callable, Generator, Iterable, MutableMapping
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -53,6 +56,35 @@ async def _respond(send: Send, status: int, headers: list[tuple[bytes, bytes]], 
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
+WEB_DIR = Path(__file__).with_name("web")
+_WEB_TYPES = {".html": b"text/html; charset=utf-8", ".js": b"text/javascript; charset=utf-8",
+              ".css": b"text/css; charset=utf-8", ".png": b"image/png"}  # fmt: skip
+
+
+class WebTable:
+    """The web table's static files (server/web/), read once at start-up: GET or HEAD of ``/`` or a file name."""
+
+    def __init__(self, directory: Path = WEB_DIR) -> None:
+        self.files: dict[str, tuple[bytes, bytes]] = {}
+        if directory.is_dir():
+            for f in sorted(directory.iterdir()):
+                if f.suffix in _WEB_TYPES and f.is_file():
+                    self.files["/" + f.name] = (_WEB_TYPES[f.suffix], f.read_bytes())
+        if "/index.html" in self.files:
+            self.files["/"] = self.files["/index.html"]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> bool:
+        """Answer a request for one of the files (True), or leave it to the caller (False)."""
+        found = self.files.get(scope["path"])
+        if found is None or scope["method"] not in ("GET", "HEAD"):
+            return False
+        kind, body = found
+        headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode()),
+                   (b"cache-control", b"no-cache"), (b"x-content-type-options", b"nosniff")]  # fmt: skip
+        await _respond(send, 200, headers, body if scope["method"] == "GET" else b"")
+        return True
+
+
 class Router:
     """Dispatches by path to the Connect applications; anything else is 404. Native gRPC (``application/grpc``
     without ``-web``) needs HTTP/2 trailers, which this HTTP/1.1 port does not have: 415, pointing to the gRPC
@@ -60,6 +92,7 @@ class Router:
 
     def __init__(self, apps: Iterable[Any]) -> None:
         self.apps: dict[str, ASGIApp] = {app.path + "/": app for app in apps}
+        self.web = WebTable()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # no lifespan events are sent (uvicorn runs with lifespan off)
@@ -68,6 +101,8 @@ class Router:
         service, _, _ = path[1:].partition("/")
         app = self.apps.get(f"/{service}/")
         if app is None:
+            if await self.web(scope, receive, send):
+                return
             await _respond(send, 404, [(b"content-type", b"text/plain")], b"not found\n")
             return
         for key, value in scope["headers"]:

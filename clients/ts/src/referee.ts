@@ -1,0 +1,154 @@
+// The rummy referee's TypeScript client, the same in Node and in the browser: the generated messages and service
+// (src/gen, from proto/ by protoc-gen-es), a client over any Connect transport, the bearer token, the ErrorInfo
+// reason of a refusal, and WatchGame that resumes after a cut (after_version / after_index). The transports:
+// ./node.ts (connect-node, HTTP/1.1) and ./web.ts (connect-web, fetch).
+import { create } from "@bufbuild/protobuf";
+import { BinaryReader } from "@bufbuild/protobuf/wire";
+import { Code, ConnectError, createClient, type CallOptions, type Client, type Transport } from "@connectrpc/connect";
+import type { Event, GameView, Move } from "./gen/rummy/v1/game_pb.js";
+import { MoveSchema } from "./gen/rummy/v1/game_pb.js";
+import { RefereeService, type WatchGameResponse } from "./gen/rummy/v1/referee_pb.js";
+
+export * from "./gen/rummy/v1/game_pb.js";
+export * from "./gen/rummy/v1/referee_pb.js";
+export { Code, ConnectError };
+
+export type Referee = Client<typeof RefereeService>;
+
+/** A RefereeService client over `transport`. */
+export function refereeClient(transport: Transport): Referee {
+  return createClient(RefereeService, transport);
+}
+
+/** Call options that send `token` as `authorization: Bearer <token>`. */
+export function auth(token: string, extra: CallOptions = {}): CallOptions {
+  return { ...extra, headers: { authorization: `Bearer ${token}` } };
+}
+
+/** A refusal as the referee states it: the gRPC status name, the ErrorInfo reason code and the message. */
+export interface Refusal {
+  code: string;
+  reason: string;
+  message: string;
+}
+
+/** The status, reason code and message of any error thrown by a call (reason "" when there is none). */
+export function refusal(err: unknown): Refusal {
+  const e = ConnectError.from(err);
+  let reason = "";
+  for (const d of e.details) {
+    if ("type" in d && d.type === "google.rpc.ErrorInfo") {
+      reason = errorInfoReason(d.value);
+    }
+  }
+  return { code: Code[e.code] ?? String(e.code), reason, message: e.rawMessage };
+}
+
+// google.rpc.ErrorInfo { string reason = 1; string domain = 2; map<string, string> metadata = 3; }
+function errorInfoReason(bytes: Uint8Array): string {
+  const r = new BinaryReader(bytes);
+  let reason = "";
+  while (r.pos < r.len) {
+    const [field, wire] = r.tag();
+    if (field === 1) reason = r.string();
+    else r.skip(wire);
+  }
+  return reason;
+}
+
+/** A move of the given kind (`{ case: "drawStock", value: {} }` style), as a Move message. */
+export function move(m: Move["move"]): Move {
+  return create(MoveSchema, { move: m });
+}
+
+/** The text form of a move, as the engine parses it ("discard QS", "layoff 6D 1", "draw stock", "big_gin"). */
+export function moveText(m: Move): string {
+  const x = m.move;
+  switch (x.case) {
+    case "drawStock":
+      return "draw stock";
+    case "drawDiscard":
+      return "draw discard";
+    case "passTurn":
+      return "pass";
+    case "discard":
+      return `discard ${x.value.card}`;
+    case "knock":
+      return `knock ${x.value.discard}`;
+    case "bigGin":
+      return "big_gin";
+    case "meld":
+      return `meld ${x.value.cards.join(" ")}`;
+    case "layOff":
+      return `layoff ${x.value.card} ${x.value.meldId}`;
+    case "declare":
+      return x.value.best ? "declare best" : "declare";
+    case "done":
+      return "done";
+    default:
+      return "?";
+  }
+}
+
+/** Where a watcher is in a game's stream: the last event received (version, index). */
+export interface StreamPosition {
+  version: bigint;
+  /** Unset: the whole version was received (a snapshot at it). */
+  index?: number;
+}
+
+export interface WatchOptions {
+  /** Resume after this position (no snapshot); unset: a snapshot first. */
+  after?: StreamPosition;
+  /** Called on each cut before reconnecting (the error, and the attempt number from 1). */
+  onCut?: (err: unknown, attempt: number) => void;
+  /** Called each time a stream is open (its response headers arrived): first, and after each resume. */
+  onOpen?: () => void;
+  /** Stop watching. */
+  signal?: AbortSignal;
+  /** Give up after this many cuts in a row without a message (default 30). */
+  maxAttempts?: number;
+}
+
+const RETRYABLE = new Set([Code.Unavailable, Code.Unknown, Code.Internal, Code.DeadlineExceeded, Code.Canceled,
+  Code.ResourceExhausted, Code.Aborted]);
+
+/** Every update of a game's WatchGame stream, resumed after a cut from the last event received (exactly once,
+ * in order); ends after match_ended (or when `signal` aborts). The first update is a snapshot unless
+ * `after` is given; a resume never sends one. */
+export async function* watchGame(
+  client: Referee, gameId: string, token: string, opts: WatchOptions = {},
+): AsyncGenerator<WatchGameResponse> {
+  let pos = opts.after;
+  let failures = 0;
+  for (;;) {
+    try {
+      const req = pos === undefined ? { gameId } : { gameId, afterVersion: pos.version, afterIndex: pos.index };
+      // (afterIndex undefined: the field is left unset, "the whole version was received")
+      for await (const update of client.watchGame(req, auth(token, { signal: opts.signal, onHeader: () => opts.onOpen?.() }))) {
+        failures = 0;
+        if (update.update.case === "event") {
+          const ev: Event = update.update.value;
+          pos = { version: ev.version, index: ev.index };
+        } else if (update.update.case === "snapshot") {
+          pos = { version: update.update.value.version };
+        }
+        yield update;
+        if (update.update.case === "event" && update.update.value.kind === "match_ended") return;
+      }
+      return;
+    } catch (err) {
+      if (opts.signal?.aborted) return;
+      const e = ConnectError.from(err);
+      failures += 1;
+      if (!RETRYABLE.has(e.code) || failures > (opts.maxAttempts ?? 30)) throw err;
+      opts.onCut?.(err, failures);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** failures)));
+    }
+  }
+}
+
+/** The view's legal moves of one kind. */
+export function legal<K extends Move["move"]["case"]>(view: GameView, kind: K): Extract<Move["move"], { case: K }>[] {
+  return view.legalMoves.map((m) => m.move).filter((m): m is Extract<Move["move"], { case: K }> => m.case === kind);
+}

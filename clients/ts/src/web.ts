@@ -1,0 +1,10 @@
+// The referee client in a browser: Connect over fetch (connect-web).
+import { createConnectTransport } from "@connectrpc/connect-web";
+import { refereeClient, type Referee } from "./referee.js";
+
+export * from "./referee.js";
+
+/** A client of the referee whose HTTP port is at `baseUrl` (default: the page's own origin). */
+export function connectReferee(baseUrl: string = globalThis.location.origin, opts: { binary?: boolean } = {}): Referee {
+  return refereeClient(createConnectTransport({ baseUrl, useBinaryFormat: opts.binary ?? false }));
+}

@@ -1,0 +1,535 @@
+// The reference web table: start, join or watch a game, and play it with the mouse. Everything it shows comes from
+// the caller's own view (GetGame / SubmitMove / WatchGame through Connect-Web); the moves it offers are the view's
+// legal moves only. The game id and token live in the page's address (#game=...&token=...), so that a reload or a
+// dropped connection comes back to the same seat; the stream resumes from the last event received.
+import {
+  SeatSpecSchema, GameKind, MeldKind, Phase, Role, SeatKind, auth, connectReferee, move, moveText, refusal, watchGame,
+  type GameView, type Move, type Refusal, type TableMeld,
+} from "../src/web.js";
+
+const referee = connectReferee();
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const SUITS: Record<string, string> = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
+const RANKS = "A23456789TJQK";
+const SUIT_ORDER = "SHCD";
+
+const REASON_WORDS: Record<string, string> = {
+  NOT_YOUR_TURN: "It is not your turn.",
+  GAME_OVER: "The match is over.",
+  WRONG_PHASE: "That move does not belong to this part of the turn.",
+  CARD_NOT_IN_HAND: "You do not hold that card.",
+  DISCARD_TAKEN_CARD: "You cannot discard the card you just took from the discard pile.",
+  KNOCK_OVER_LIMIT: "Your deadwood is over the knock limit.",
+  INVALID_MELD: "Those cards are not a set or a run.",
+  NOT_ALL_MELDED: "Big gin needs every card in a meld.",
+  MUST_DRAW_STOCK: "Both players passed the upcard: draw from the stock.",
+  MUST_KNOCK_WITH_LAST_CARD: "The last discard may only be taken to knock or go big gin.",
+  CANNOT_LAY_OFF: "That card does not fit that meld.",
+  UNKNOWN_MELD: "That meld is not on the table.",
+  LAYOFF_REQUIRES_OWN_MELD: "Lay off only after you have a meld of your own on the table.",
+  MELD_LIMIT_REACHED: "No more melds this turn.",
+  MUST_DISCARD_TO_GO_OUT: "You must keep a card to discard to go out.",
+  WOULD_STRAND_TAKEN_CARD: "That would leave only the card you just took, which you cannot discard.",
+  VERSION_MISMATCH: "The game moved on meanwhile: the table is shown as it is now.",
+  VERSION_CONFLICT: "Another move came first: the table is shown as it is now.",
+  SPECTATOR: "Spectators watch; they cannot play.",
+  BAD_TOKEN: "That token is not one of this game's.",
+  MISSING_TOKEN: "This needs a token.",
+  GAME_NOT_FOUND: "There is no such game (or it has expired).",
+  SEAT_TAKEN: "No seat is open in that game.",
+  INVALID_GAME_ID: "That is not a game id.",
+  INVALID_NAME: "That name cannot be used.",
+  STORAGE_UNAVAILABLE: "The referee cannot reach its storage right now: try again.",
+  RATE_LIMITED: "Too many requests: slow down a little.",
+};
+const HAND_END_WORDS: Record<string, string> = {
+  knock: "knocked and won", gin: "went gin", big_gin: "went big gin", undercut: "undercut the knocker",
+  tie: "tie", went_out: "went out", stock_end: "the stock ran out", turn_cap: "the turn limit was reached",
+  no_cards_left: "no cards left", stalled: "the hand stalled",
+};
+
+interface Session { game: string; token: string }
+let session: Session | undefined;
+let view: GameView | undefined;
+let selected = new Set<string>();
+let sortBy: "suit" | "rank" | "dealt" = "suit";
+let shownHandEnd = -1;
+let busy = false;
+let watching: AbortController | undefined;
+
+// ------------------------------------------------------------------------------------------ cards
+
+function cardEl(card: string, tag: "div" | "button" = "div"): HTMLElement {
+  const el = document.createElement(tag);
+  el.className = `card ${card[1]}`;
+  el.dataset.card = card;
+  el.title = card;
+  const r = card[0] === "T" ? "10" : card[0]!;
+  el.innerHTML = `<span class="r">${r}${SUITS[card[1]!]}</span><span class="s">${SUITS[card[1]!]}</span>`;
+  el.setAttribute("aria-label", card);
+  return el;
+}
+
+function sortCards(cards: readonly string[]): string[] {
+  const rank = (c: string) => RANKS.indexOf(c[0]!);
+  const suit = (c: string) => SUIT_ORDER.indexOf(c[1]!);
+  const out = [...cards];
+  if (sortBy === "suit") out.sort((a, b) => suit(a) - suit(b) || rank(a) - rank(b));
+  else if (sortBy === "rank") out.sort((a, b) => rank(a) - rank(b) || suit(a) - suit(b));
+  return out;
+}
+
+function seatName(seat: number | undefined): string {
+  if (seat === undefined || !view) return "nobody";
+  const s = view.seats[seat];
+  const name = s?.displayName || `seat ${seat}`;
+  return view.viewerSeat === seat && name.toLowerCase() !== "you" ? `${name} (you)` : name;
+}
+
+// ------------------------------------------------------------------------------------------ rendering
+
+const PHASE_WORDS: Record<number, string> = {
+  [Phase.TAKE_OR_PASS]: "take the upcard or pass", [Phase.DRAW]: "draw", [Phase.DISCARD]: "discard, knock or gin",
+  [Phase.PLAY]: "meld, lay off, discard", [Phase.LAYOFF]: "the defender lays off", [Phase.LAST_CARD]: "last card",
+  [Phase.MATCH_OVER]: "match over",
+};
+
+function render(): void {
+  if (!view) return;
+  const v = view;
+  document.body.dataset.version = String(v.version);
+  document.body.dataset.phase = Phase[v.phase] ?? "";
+  document.body.dataset.role = Role[v.viewerRole] ?? "";
+  document.body.dataset.toAct = v.toAct === undefined ? "" : String(v.toAct);
+  const myTurn = v.viewerRole === Role.SEAT && v.toAct === v.viewerSeat && v.legalMoves.length > 0;
+  document.body.dataset.myTurn = String(myTurn);
+  const game = v.game === GameKind.GIN ? "Gin Rummy" : "Rummy";
+  const who = v.viewerRole === Role.SPECTATOR ? "spectating" : `seat ${v.viewerSeat}`;
+  $("info").innerHTML = "";
+  const info: [string, string][] = [
+    ["game", v.gameId], ["", game], ["you", who], ["hand", String(v.handNumber + 1)],
+    ["turn", v.toAct === undefined ? "\u2014" : seatName(v.toAct)], ["phase", PHASE_WORDS[v.phase] ?? ""],
+  ];
+  if (v.knockLimit !== undefined && v.game === GameKind.GIN) info.push(["knock limit", String(v.knockLimit)]);
+  for (const [k, val] of info) {
+    const span = document.createElement("span");
+    span.innerHTML = k ? `${k} <b></b>` : "<b></b>";
+    span.querySelector("b")!.textContent = val;
+    if (k === "game") span.id = "game-id";
+    $("info").append(span);
+  }
+
+  const seats = $("seats");
+  seats.innerHTML = "";
+  for (const s of v.seats) {
+    const el = document.createElement("div");
+    el.className = `seat${s.seat === v.toAct ? " to-act" : ""}`;
+    el.dataset.seat = String(s.seat);
+    el.dataset.handSize = String(s.handSize);
+    el.dataset.score = String(s.score);
+    const kind = s.kind === SeatKind.BOT ? '<span class="badge">bot</span>' : "";
+    el.innerHTML = `<div><span class="name"></span>${kind}${s.seat === v.viewerSeat ? '<span class="you">you</span>' : ""}</div>
+      <div class="backs"></div><div><span class="hand-size">${s.handSize} cards</span> \u00b7 score <b class="score">${s.score}</b>
+      \u00b7 hands won ${s.boxes}${s.open ? " \u00b7 <i>open seat</i>" : ""}</div>`;
+    el.querySelector(".name")!.textContent = s.displayName || `seat ${s.seat}`;
+    const backs = el.querySelector(".backs")!;
+    for (let i = 0; i < s.handSize; i++) backs.append(Object.assign(document.createElement("span"), { className: "mini" }));
+    if (s.knownCards.length && s.seat !== v.viewerSeat) {
+      const known = document.createElement("div");
+      known.className = "known";
+      known.textContent = `known: ${s.knownCards.join(" ")}`;
+      el.append(known);
+    }
+    seats.append(el);
+  }
+
+  const legalOf = (kind: Move["move"]["case"]) => (myTurn ? v.legalMoves.filter((m) => m.move.case === kind) : []);
+  const stock = $<HTMLButtonElement>("stock");
+  const drawStock = legalOf("drawStock")[0];
+  stock.disabled = !drawStock;
+  stock.classList.toggle("clickable", !!drawStock);
+  stock.onclick = drawStock ? () => play(drawStock) : null;
+  $("stock-size").textContent = `${v.stockSize} left`;
+  const discard = $("discard");
+  discard.innerHTML = "";
+  const pile = v.discardPile.slice(-5);
+  const takeDiscard = legalOf("drawDiscard")[0];
+  pile.forEach((c, i) => {
+    const el = cardEl(c);
+    if (i === pile.length - 1) {
+      el.id = "discard-top";
+      if (takeDiscard) {
+        el.classList.add("clickable");
+        el.onclick = () => play(takeDiscard);
+      }
+    }
+    discard.append(el);
+  });
+  if (!pile.length) discard.innerHTML = '<div class="label">empty</div>';
+
+  // lay-off targets for the one selected card
+  const one = selected.size === 1 ? [...selected][0] : undefined;
+  const layoffs = legalOf("layOff").filter((m) => m.move.case === "layOff" && m.move.value.card === one);
+  const melds = $("melds");
+  melds.innerHTML = "";
+  for (const tm of v.melds) melds.append(meldEl(tm, layoffs.find((m) => m.move.case === "layOff" && m.move.value.meldId === tm.id)));
+
+  // my hand
+  $("mine").hidden = v.viewerRole !== Role.SEAT;
+  const hand = $("hand");
+  hand.innerHTML = "";
+  selected = new Set([...selected].filter((c) => v.hand.includes(c)));
+  for (const c of sortCards(v.hand)) {
+    const el = cardEl(c);
+    if (selected.has(c)) el.classList.add("selected");
+    if (c === v.takenCard) el.classList.add("taken");
+    el.onclick = () => {
+      if (selected.has(c)) selected.delete(c);
+      else selected.add(c);
+      render();
+    };
+    el.ondblclick = () => {
+      // a shortcut: discard this card, whatever the legal moves say (the referee's refusal is shown)
+      selected.clear();
+      void play(move({ case: "discard", value: { card: c } } as Move["move"]));
+    };
+    hand.append(el);
+  }
+  $("hand-label").textContent = `Your hand (${v.hand.length})`;
+
+  const actions = $("actions");
+  actions.innerHTML = "";
+  const add = (label: string, m: Move, key: string) => {
+    const b = document.createElement("button");
+    b.textContent = label;
+    b.dataset.action = key;
+    b.onclick = () => play(m);
+    actions.append(b);
+  };
+  if (takeDiscard) add(v.phase === Phase.TAKE_OR_PASS ? "Take the upcard" : "Take the discard", takeDiscard, "drawDiscard");
+  if (drawStock) add("Draw from the stock", drawStock, "drawStock");
+  const pass = legalOf("passTurn")[0];
+  if (pass) add("Pass", pass, "passTurn");
+  const discardMove = legalOf("discard").find((m) => m.move.case === "discard" && m.move.value.card === one);
+  if (discardMove && one) add(`Discard ${one}`, discardMove, "discard");
+  const knock = legalOf("knock").find((m) => m.move.case === "knock" && m.move.value.discard === one);
+  if (knock && one) add(`Knock, discarding ${one}`, knock, "knock");
+  const bigGin = legalOf("bigGin")[0];
+  if (bigGin) add("Big gin!", bigGin, "bigGin");
+  const key = [...selected].sort().join(" ");
+  const meld = legalOf("meld").find((m) => m.move.case === "meld" && [...m.move.value.cards].sort().join(" ") === key);
+  if (meld && selected.size) add(`Meld ${[...selected].join(" ")}`, meld, "meld");
+  const declareBest = legalOf("declare").find((m) => m.move.case === "declare" && m.move.value.best);
+  if (declareBest) add("Lay off the best way", declareBest, "declareBest");
+  const done = legalOf("done")[0];
+  if (done) add("Done laying off", done, "done");
+  if (layoffs.length) {
+    const hint = document.createElement("span");
+    hint.textContent = `click a highlighted meld to lay off ${one}`;
+    actions.append(hint);
+  }
+  if (myTurn && !actions.querySelector("button")) {
+    const hint = document.createElement("span");
+    hint.textContent = v.legalMoves.some((m) => m.move.case === "discard" || m.move.case === "knock")
+      ? "select a card to discard (or several to meld)" : "your turn";
+    actions.append(hint);
+  }
+  const legal = $("legal");
+  legal.innerHTML = "";
+  for (const m of myTurn ? v.legalMoves : []) {
+    const b = document.createElement("button");
+    b.textContent = moveText(m);
+    b.dataset.move = moveText(m);
+    b.onclick = () => play(m);
+    legal.append(b);
+  }
+  ($("legal-box") as HTMLDetailsElement).hidden = !myTurn;
+  renderHandEnd();
+}
+
+function meldEl(tm: TableMeld, layoff: Move | undefined): HTMLElement {
+  const el = document.createElement("div");
+  el.className = "meld";
+  el.dataset.meldId = String(tm.id);
+  el.innerHTML = `<div class="owner"></div><div class="cards"></div>`;
+  el.querySelector(".owner")!.textContent =
+    `#${tm.id} ${tm.kind === MeldKind.RUN ? "run" : "set"} of ${seatName(tm.owner)}`;
+  const laid = new Map(tm.layoffs.map((l) => [l.card, l.seat]));
+  for (const c of tm.cards) {
+    const card = cardEl(c);
+    if (laid.has(c)) {
+      card.classList.add("laid");
+      card.title = `${c}, laid off by ${seatName(laid.get(c))}`;
+    }
+    el.querySelector(".cards")!.append(card);
+  }
+  if (layoff) {
+    el.classList.add("target");
+    el.onclick = () => play(layoff);
+  }
+  return el;
+}
+
+function renderHandEnd(): void {
+  const v = view!;
+  const box = $("hand-end");
+  const last = v.lastHand;
+  const over = v.phase === Phase.MATCH_OVER;
+  if (!last || (last.handNumber <= shownHandEnd && !over) || (over && shownHandEnd === 1e9)) return;
+  box.innerHTML = "";
+  const h = document.createElement("h2");
+  const winner = last.winner === undefined ? "nobody scores" : `${seatName(last.winner)}: ${last.points} points`;
+  h.textContent = `Hand ${last.handNumber + 1}: ${HAND_END_WORDS[last.reason] ?? last.reason} \u2014 ${winner}`;
+  box.append(h);
+  box.dataset.handNumber = String(last.handNumber);
+  box.dataset.reason = last.reason;
+  if (last.knocker !== undefined) {
+    const p = document.createElement("p");
+    p.textContent = `${seatName(last.knocker)} knocked with ${last.knockerDeadwood ?? "?"} deadwood; ` +
+      `the defender had ${last.defenderDeadwood ?? "?"}.`;
+    box.append(p);
+  }
+  const rows = Object.assign(document.createElement("div"), { className: "rows" });
+  const side = Object.assign(document.createElement("div"), { className: "side" });
+  box.append(rows, side);
+  last.hands.forEach((cards, seat) => {
+    const row = document.createElement("div");
+    row.className = "row";
+    row.dataset.seat = String(seat);
+    row.innerHTML = `<span class="who"></span><span class="cards"></span><span class="value"></span>`;
+    row.querySelector(".who")!.textContent = seatName(seat);
+    for (const c of cards.cards) row.querySelector(".cards")!.append(cardEl(c));
+    row.querySelector(".value")!.textContent = cards.cards.length ? `${last.handValues[seat] ?? 0} points left in hand`
+      : "went out";
+    rows.append(row);
+  });
+  const table = document.createElement("table");
+  table.innerHTML = "<tr><th>seat</th><th>score</th></tr>";
+  const totals = over && v.result ? v.result.totals : last.scores;
+  totals.forEach((score, seat) => {
+    const tr = document.createElement("tr");
+    tr.innerHTML = `<td></td><td class="total" data-seat="${seat}">${score}</td>`;
+    tr.querySelector("td")!.textContent = seatName(seat);
+    table.append(tr);
+  });
+  side.append(table);
+  if (over && v.result) {
+    const p = document.createElement("div");
+    p.id = "match-over";
+    p.textContent = `Match over: ${v.result.winners.map(seatName).join(" and ")} won.`;
+    side.append(p);
+  }
+  const close = document.createElement("button");
+  close.id = "hand-end-close";
+  close.textContent = over ? "Close" : "Next hand";
+  close.onclick = () => {
+    box.hidden = true;
+  };
+  close.style.marginTop = ".6rem";
+  side.append(close);
+  shownHandEnd = over ? 1e9 : last.handNumber;
+  box.hidden = false;
+}
+
+function showRefusal(r: Refusal | undefined): void {
+  const el = $("refusal");
+  el.hidden = !r;
+  if (!r) return;
+  el.dataset.reason = r.reason;
+  el.dataset.code = r.code;
+  el.textContent = `Refused: ${REASON_WORDS[r.reason] ?? r.message} (${r.reason || r.code})`;
+}
+
+function log(text: string): void {
+  const line = document.createElement("div");
+  line.textContent = text;
+  $("log").prepend(line);
+  while ($("log").childElementCount > 60) $("log").lastChild!.remove();
+}
+
+function setStatus(state: string, text: string): void {
+  $("status").dataset.status = state;
+  $("status").textContent = text;
+}
+
+// ------------------------------------------------------------------------------------------ calls
+
+async function play(m: Move): Promise<void> {
+  if (!session || !view || busy) return;
+  busy = true;
+  try {
+    const answer = await referee.submitMove(
+      { gameId: session.game, move: m, expectedVersion: view.version, requestId: crypto.randomUUID() },
+      auth(session.token),
+    );
+    showRefusal(undefined);
+    selected.clear();
+    if (answer.view && answer.view.version >= (view?.version ?? 0n)) view = answer.view;
+    render();
+  } catch (err) {
+    showRefusal(refusal(err));
+    await refresh().catch(() => undefined);
+  } finally {
+    busy = false;
+  }
+}
+
+let refreshing: Promise<void> | undefined;
+let again = false;
+
+/** GetGame, at most one at a time (a call asked for meanwhile runs once after it). */
+async function refresh(): Promise<void> {
+  if (refreshing) {
+    again = true;
+    return refreshing;
+  }
+  refreshing = (async () => {
+    do {
+      again = false;
+      const { view: v } = await referee.getGame({ gameId: session!.game }, auth(session!.token));
+      if (v && (!view || v.version >= view.version)) view = v;
+      render();
+    } while (again);
+  })().finally(() => {
+    refreshing = undefined;
+  });
+  return refreshing;
+}
+
+let probing: Promise<void> | undefined;
+
+/** After a cut: GetGame until it answers again (the connection is back; the stream resumes by itself, and a
+ * resumed stream says nothing until the next event). */
+function probe(): void {
+  probing ??= (async () => {
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      try {
+        await refresh();
+        setStatus("live", "live");
+        return;
+      } catch {
+        // still down
+      }
+    }
+  })().finally(() => {
+    probing = undefined;
+  });
+}
+
+async function follow(): Promise<void> {
+  watching?.abort();
+  watching = new AbortController();
+  const s = session!;
+  setStatus("live", "live");
+  try {
+    for await (const u of watchGame(referee, s.game, s.token, {
+      signal: watching.signal,
+      onOpen: () => {
+        setStatus("live", "live");
+        void refresh().catch(() => undefined); // whatever happened while the connection was down
+      },
+      onCut: (_err, n) => {
+        setStatus("reconnecting", `connection lost: reconnecting (${n})\u2026`);
+        probe();
+      },
+    })) {
+      setStatus("live", "live");
+      if (u.update.case === "snapshot") {
+        view = u.update.value;
+        render();
+      } else if (u.update.case === "event") {
+        const ev = u.update.value;
+        log(`${ev.version}.${ev.index} ${ev.seat === undefined ? "" : seatName(ev.seat) + ": "}${ev.kind}`);
+        if (!view || ev.version > view.version) await refresh().catch(() => undefined); // the next event retries
+      }
+    }
+    await refresh();
+    setStatus("over", "match over");
+  } catch (err) {
+    if (watching.signal.aborted) return;
+    const r = refusal(err);
+    setStatus("lost", `connection lost (${r.reason || r.code})`);
+    showRefusal(r);
+  }
+}
+
+async function open(game: string, token: string): Promise<void> {
+  session = { game, token };
+  history.replaceState(null, "", `#game=${encodeURIComponent(game)}&token=${encodeURIComponent(token)}`);
+  try {
+    await refresh();
+  } catch (err) {
+    session = undefined;
+    showLobbyError(refusal(err));
+    return;
+  }
+  $("lobby").hidden = true;
+  $("table").hidden = false;
+  void follow();
+}
+
+function showLobbyError(r: Refusal): void {
+  $("lobby").hidden = false;
+  $("table").hidden = false;
+  showRefusal(r);
+  $("table").hidden = true;
+  let el = document.getElementById("lobby-error");
+  if (!el) {
+    el = Object.assign(document.createElement("div"), { id: "lobby-error", role: "alert" });
+    $("lobby").append(el);
+  }
+  el.dataset.reason = r.reason;
+  el.textContent = `Refused: ${REASON_WORDS[r.reason] ?? r.message} (${r.reason || r.code})`;
+}
+
+// ------------------------------------------------------------------------------------------ lobby
+
+$("new-game").onsubmit = async (e) => {
+  e.preventDefault();
+  const f = new FormData(e.target as HTMLFormElement);
+  const profile = String(f.get("profile"));
+  const players = profile === "gin" ? 2 : Math.max(2, Math.min(6, Number(f.get("players")) || 2));
+  const seats: Record<string, unknown>[] = [{ displayName: String(f.get("name") || "You"), kind: SeatKind.HUMAN }];
+  const bots = f.get("others") === "bots";
+  for (let i = 1; i < players; i++) {
+    seats.push(bots ? { displayName: `${profile === "gin" ? "Gin" : "Rummy"} bot ${i}`, kind: SeatKind.BOT, bot: profile }
+      : { displayName: "", open: true });
+  }
+  try {
+    const created = await referee.createGame({ profile, seats: seats as never, allowSpectators: f.get("spectators") === "on" });
+    const mine = created.seatTokens.find((t) => t.seat === 0)!;
+    if (created.spectatorToken) document.body.dataset.spectatorToken = created.spectatorToken;
+    await open(created.gameId, mine.token);
+    log(`game ${created.gameId} created; others join it by its id` +
+      (created.spectatorToken ? `; spectator token ${created.spectatorToken}` : ""));
+  } catch (err) {
+    showLobbyError(refusal(err));
+  }
+};
+
+$("join-game").onsubmit = async (e) => {
+  e.preventDefault();
+  const f = new FormData(e.target as HTMLFormElement);
+  const game = String(f.get("game")).trim();
+  let token = String(f.get("token") ?? "").trim();
+  try {
+    if (!token) token = (await referee.joinGame({ gameId: game, displayName: String(f.get("name") || "Guest") })).token;
+    await open(game, token);
+  } catch (err) {
+    showLobbyError(refusal(err));
+  }
+};
+
+// House bots (SeatSpec.bot) are offered when the generated messages have the field (the referee has a bot host).
+if (SeatSpecSchema.fields.some((field) => field.localName === "bot")) {
+  const others = document.querySelector<HTMLSelectElement>("#new-game select[name=others]")!;
+  others.prepend(Object.assign(document.createElement("option"), { value: "bots", textContent: "house bots" }));
+  others.value = "bots";
+}
+
+$("sort-suit").onclick = () => { sortBy = "suit"; render(); };
+$("sort-rank").onclick = () => { sortBy = "rank"; render(); };
+
+const params = new URLSearchParams(location.hash.slice(1));
+if (params.get("game") && params.get("token")) void open(params.get("game")!, params.get("token")!);

@@ -1,0 +1,99 @@
+"""The TypeScript client (clients/ts, Connect-ES over connect-node) plays whole matches against a real referee
+through its HTTP port: two `node clients/ts/dist/bot.mjs` processes, one per seat, each following the game with
+WatchGame and playing its seat's legal moves; their final totals are GetReplay's. Also: the committed generated
+code, Node bundle and web table are fresh (`node build.mjs --check`, what `make web-check` runs).
+
+``npm ci`` runs in clients/ts once per package-lock.json (a stamp in node_modules/ remembers it); the tests are
+skipped only when node or npm is missing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rummy_pb.rummy.v1 import game_pb2 as pb
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.redis_launcher import RedisProcess
+from tests.server.refkit import ORGANIZER, Client, Game, ServerThread
+
+ROOT = Path(__file__).resolve().parents[2]
+TS_DIR = ROOT / "clients" / "ts"
+NODE = shutil.which("node") or ""
+NPM = shutil.which("npm") or ""
+STAMP = TS_DIR / "node_modules" / ".rummy-referee-lock.sha256"
+
+pytestmark = pytest.mark.skipif(not (NODE and NPM), reason="the TypeScript client test needs `node` and `npm` (20+)")
+
+
+@pytest.fixture(scope="module")
+def node_modules() -> Path:
+    """clients/ts/node_modules as package-lock.json pins it."""
+    digest = hashlib.sha256((TS_DIR / "package-lock.json").read_bytes()).hexdigest()
+    if not (STAMP.is_file() and STAMP.read_text().strip() == digest):
+        done = subprocess.run([NPM, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=TS_DIR,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert done.returncode == 0, f"npm ci failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
+        STAMP.write_text(digest + "\n")
+    return TS_DIR / "node_modules"
+
+
+@pytest.fixture(scope="module")
+def server(redis_server: RedisProcess) -> Iterator[ServerThread]:
+    srv = ServerThread(redis_server.url, http=True)
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def _play(server: ServerThread, game: Game) -> list[dict[str, object]]:
+    bot = str(TS_DIR / "dist" / "bot.mjs")
+    commands = [[NODE, bot, "--url", server.http_url, "--game", game.game_id, "--token", game.tokens[seat], "--quiet"]
+                for seat in sorted(game.tokens)]  # fmt: skip
+    pipe = subprocess.PIPE
+    bots = [subprocess.Popen(c, cwd=TS_DIR, stdout=pipe, stderr=pipe, text=True) for c in commands]
+    results = []
+    for bot in bots:
+        try:
+            out, err = bot.communicate(timeout=240)
+        finally:
+            if bot.poll() is None:
+                bot.kill()
+        assert bot.returncode == 0, f"the bot failed ({bot.returncode}):\n{err}"
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    return results
+
+
+def test_two_node_bots_play_a_gin_match_over_connect(server: ServerThread, node_modules: Path) -> None:
+    client = Client(server.address)
+    game = client.create("gin", ("Node A", "Node B"), match=rpb.MatchSettings(target_score=40))
+    results = _play(server, game)
+    final = client.replay(game, ORGANIZER)[-1].current
+    assert final.phase == pb.PHASE_MATCH_OVER
+    for seat, result in enumerate(results):
+        assert result["seat"] == seat
+        assert result["totals"] == list(final.result.totals)
+        assert result["winners"] == list(final.result.winners)
+    assert max(final.result.totals) >= 40
+    client.close()
+
+
+def test_three_node_bots_play_a_rummy_hand_over_connect(server: ServerThread, node_modules: Path) -> None:
+    client = Client(server.address)
+    game = client.create("rummy", ("A", "B", "C"), match=rpb.MatchSettings(max_hands=1))
+    results = _play(server, game)
+    final = client.replay(game, ORGANIZER)[-1].current
+    assert final.phase == pb.PHASE_MATCH_OVER
+    assert all(r["totals"] == list(final.result.totals) for r in results)
+    client.close()
+
+
+def test_the_generated_code_the_node_bundle_and_the_web_table_are_fresh(node_modules: Path) -> None:
+    done = subprocess.run([NODE, "build.mjs", "--check"], cwd=TS_DIR, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr

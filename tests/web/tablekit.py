@@ -1,0 +1,293 @@
+"""Kit of the browser tests: headless Chromium (Debian's /usr/bin/chromium, driven by Playwright for Python, never
+Playwright's own browser download), a page of the web table playing one seat with the mouse, bot seats played
+through gRPC, and a capture of every byte the page receives (HTTP responses, the WatchGame stream included)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import shutil
+import socket
+import struct
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+import engine
+from rummy_pb.rummy.v1 import game_pb2 as pb
+from tests.server.refkit import Client, Game, bot_move
+
+CHROMIUM = os.environ.get("RUMMY_CHROMIUM", "/usr/bin/chromium")
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", "--no-first-run"]  # fmt: skip
+TIMEOUT_MS = 60_000
+
+
+def why_no_browser() -> str | None:
+    """Why the browser tests cannot run here (None: they can)."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright for Python is not installed (pip install -e '.[dev]')"
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        return f"no Chromium at {CHROMIUM} (as root: apt-get install -y chromium)"
+    return None
+
+
+class CuttableProxy:
+    """A TCP proxy on a free port of 127.0.0.1 to ``target`` (host, port): ``cut()`` closes every connection
+    through it at once, a real dropped connection for the page (new connections are accepted again at once)."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self.listener.getsockname()[1]
+        self.sockets: list[socket.socket] = []
+        self.lock = threading.Lock()
+        self.cuts = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                inner, _ = self.listener.accept()
+            except OSError:
+                return
+            outer = socket.create_connection(self.target)
+            with self.lock:
+                self.sockets += [inner, outer]
+            for a, b in ((inner, outer), (outer, inner)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        with self.lock:
+            sockets, self.sockets = self.sockets, []
+            self.cuts += 1
+        for s in sockets:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+    def close(self) -> None:
+        self.listener.close()
+        self.cut()
+
+
+@dataclass
+class Capture:
+    """Every HTTP response body a page received, in order: (url, content type, body)."""
+
+    bodies: list[tuple[str, str, bytes]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def attach(self, page: Any) -> None:
+        def on_finished(request: Any) -> None:
+            response = request.response()
+            if response is None:
+                return
+            try:
+                body = response.body()
+            except Exception:  # a stream cut before its end has no body to read: nothing reached the page
+                return
+            with self.lock:
+                self.bodies.append((request.url, response.headers.get("content-type", ""), body))
+
+        page.on("requestfinished", on_finished)
+
+    def messages(self) -> Iterator[tuple[str, Any]]:
+        """Every JSON message received: unary responses whole, and each envelope of a Connect stream."""
+        with self.lock:
+            bodies = list(self.bodies)
+        for url, kind, body in bodies:
+            if kind.startswith("application/json"):
+                yield url, json.loads(body)
+            elif kind.startswith("application/connect+json"):
+                at = 0
+                while at + 5 <= len(body):
+                    flags, size = struct.unpack(">BI", body[at : at + 5])
+                    yield url + (" (end of stream)" if flags & 2 else ""), json.loads(body[at + 5 : at + 5 + size])
+                    at += 5 + size
+
+
+def move_text(move: pb.Move) -> str:
+    """The engine's text of a Move message (what the page's buttons of legal moves show)."""
+    kind = move.WhichOneof("move")
+    if kind == "discard":
+        return f"discard {move.discard.card}"
+    if kind == "knock":
+        return f"knock {move.knock.discard}"
+    if kind == "meld":
+        return "meld " + " ".join(move.meld.cards)
+    if kind == "lay_off":
+        return f"layoff {move.lay_off.card} {move.lay_off.meld_id}"
+    if kind == "declare":
+        return "declare best" if move.declare.best else "declare"
+    return {"draw_stock": "draw stock", "draw_discard": "draw discard", "pass_turn": "pass", "big_gin": "big_gin",
+            "done": "done"}[str(kind)]  # fmt: skip
+
+
+class TablePage:
+    """One seat's page of the web table, played with the mouse."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+
+    def version(self) -> int:
+        return int(self.page.get_attribute("body", "data-version") or -1)
+
+    def wait_turn_or_end(self) -> bool:
+        """Wait until the page offers moves (True) or shows the match over (False)."""
+        self.page.wait_for_function(
+            "document.body.dataset.myTurn === 'true' || document.body.dataset.phase === 'MATCH_OVER'",
+            timeout=TIMEOUT_MS,
+        )
+        return self.page.get_attribute("body", "data-my-turn") == "true"
+
+    def close_hand_end(self) -> None:
+        box = self.page.locator("#hand-end")
+        if box.is_visible():
+            self.page.click("#hand-end-close")
+
+    def play(self, move: pb.Move) -> None:
+        """Play ``move`` by clicking as a person would: the piles, the cards of the hand, the action buttons, the
+        table meld to lay off on; then wait for the table to show the next version."""
+        page = self.page
+        before = self.version()
+        self.close_hand_end()
+        kind = move.WhichOneof("move")
+
+        def pick(card: str) -> None:
+            page.click(f'#hand .card[data-card="{card}"]')
+
+        if kind == "draw_stock":
+            page.click("#stock")
+        elif kind == "draw_discard":
+            page.click("#discard-top")
+        elif kind == "pass_turn":
+            page.click('[data-action="passTurn"]')
+        elif kind == "discard":
+            pick(move.discard.card)
+            page.click('[data-action="discard"]')
+        elif kind == "knock":
+            pick(move.knock.discard)
+            page.click('[data-action="knock"]')
+        elif kind == "big_gin":
+            page.click('[data-action="bigGin"]')
+        elif kind == "meld":
+            for card in move.meld.cards:
+                pick(card)
+            page.click('[data-action="meld"]')
+        elif kind == "lay_off":
+            pick(move.lay_off.card)
+            page.click(f'#melds .meld.target[data-meld-id="{move.lay_off.meld_id}"]')
+        elif kind == "declare":
+            page.click('[data-action="declareBest"]')
+        elif kind == "done":
+            page.click('[data-action="done"]')
+        else:
+            raise AssertionError(f"no way to play {kind}")
+        page.wait_for_function(f"Number(document.body.dataset.version) > {before}", timeout=TIMEOUT_MS)
+
+
+def play_with_mouse(table: TablePage, client: Client, game: Game, seat: int, rng: random.Random,
+                    record: dict[int, tuple[int, pb.Move]] | None = None) -> int:  # fmt: skip
+    """Play ``seat`` in the page to the end of the match; returns the moves played (recorded in ``record`` by the
+    version each made). The choice is refkit's bot_move on the seat's own view, one of the page's offered moves."""
+    played = 0
+    while table.wait_turn_or_end():
+        view = client.view(game, game.tokens[seat])
+        if view.to_act != seat or not view.legal_moves:
+            continue
+        offered = set(table.page.eval_on_selector_all("#legal [data-move]", "els => els.map(e => e.dataset.move)"))
+        assert offered == {move_text(m) for m in view.legal_moves}, "the page offers exactly the legal moves"
+        move = bot_move(view, rng)
+        table.play(move)
+        if record is not None:
+            record[view.version + 1] = (seat, move)
+        played += 1
+    return played
+
+
+class BotSeats:
+    """Seats played by refkit's bot through native gRPC, in a thread, until the match is over."""
+
+    def __init__(self, client: Client, game: Game, seats: list[int], seed: int = 7) -> None:
+        self.client, self.game, self.seats = client, game, seats
+        self.rng = random.Random(seed)
+        self.error: BaseException | None = None
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            watcher = self.game.tokens[self.seats[0]]
+            stream = self.client.stub.WatchGame(
+                __import__("rummy_pb.rummy.v1.referee_pb2", fromlist=["x"]).WatchGameRequest(game_id=self.game.game_id),
+                metadata=(("authorization", f"Bearer {watcher}"),),
+            )
+            self._act()
+            for message in stream:
+                if self.stop.is_set():
+                    stream.cancel()
+                    return
+                if message.HasField("event") and message.event.kind == "match_ended":
+                    return
+                self._act()
+        except grpc.RpcError as exc:
+            if not self.stop.is_set():
+                self.error = exc
+        except BaseException as exc:
+            self.error = exc
+
+    def _act(self) -> None:
+        moved = True
+        while moved:
+            moved = False
+            for seat in self.seats:
+                view = self.client.view(self.game, self.game.tokens[seat])
+                if view.to_act == seat and view.legal_moves:
+                    try:
+                        self.client.move(self.game, self.game.tokens[seat], bot_move(view, self.rng),
+                                         expected_version=view.version)  # fmt: skip
+                        moved = True
+                    except grpc.RpcError as exc:
+                        if exc.code() != grpc.StatusCode.ABORTED:
+                            raise
+
+    def join(self) -> None:
+        self.thread.join(TIMEOUT_MS / 1000)
+        assert not self.thread.is_alive(), "the bot seats did not finish"
+        if self.error is not None:
+            raise self.error
+
+
+def visible(state: engine.GameState, viewer: int) -> frozenset[str]:
+    """The card texts ``viewer`` may see in ``state`` (RULES.md section 4)."""
+    mask = 0
+    for c in state.discard:
+        mask |= 1 << c
+    for meld in state.melds:
+        mask |= meld.cards
+    for known in state.known:
+        mask |= known
+    if viewer >= 0:
+        mask |= state.hands[viewer]
+    return frozenset(engine.card_text(c) for c in engine.cards_of(mask))
