@@ -4,8 +4,8 @@ A peer is the client's IP address as gRPC reports it (``context.peer()``; an IPv
 one host is usually given a whole /64). Each limit is a token bucket per key, kept in a capped LRU: memory stays
 bounded whatever the number of peers (a forgotten peer starts again with a full bucket).
 
-- Every call (every RPC, health and reflection included) takes one token of its peer's request bucket
-  (``requests_per_s``, burst ``request_burst``).
+- Every call (every RPC, reflection included; not the health checks, which a flood must not fail) takes one
+  token of its peer's request bucket (``requests_per_s``, burst ``request_burst``).
 - CreateGame also takes one token of its peer's creation bucket (``games_per_minute``, burst as many), and, when
   the call carries a bearer token, one of that token's creation bucket; the organizer token is exempt.
 
@@ -38,6 +38,7 @@ from server.errors import TooMuch
 log = logging.getLogger("rummy_referee")
 
 CREATE_GAME_METHOD = "/rummy.v1.RefereeService/CreateGame"
+_HEALTH_PREFIX = "/grpc.health.v1.Health/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +189,8 @@ class LimitInterceptor(_Interceptor):
         if handler is None:  # an unknown method: gRPC answers UNIMPLEMENTED
             return handler
         method = details.method
+        if method.startswith(_HEALTH_PREFIX):  # never refused: a flood from one address must not fail its health
+            return handler  # checks (they read no storage: a flood of them costs what a flood of refusals costs)
         cached = self._wrapped.get(method)
         if cached is not None and cached[0] is handler:
             return cached[1]

@@ -17,6 +17,7 @@ import grpc
 import pytest
 import redis
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
 from rummy_pb.rummy.v1 import game_pb2 as pb
@@ -187,6 +188,10 @@ def test_a_request_flood_is_refused_per_peer(redis_server: RedisProcess) -> None
             v4.stub.GetGame(rpb.GetGameRequest(game_id="g_none"), metadata=md("whatever"))
         with expect_error(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED"):  # streams too
             next(v4.stub.WatchGame(rpb.WatchGameRequest(game_id="g_none"), metadata=md("whatever")))
+        # health checks are never refused: a container's health check must not fail under a flood
+        health = health_pb2_grpc.HealthStub(v4.channel)
+        for _ in range(20):
+            assert health.Check(health_pb2.HealthCheckRequest()).status == health_pb2.HealthCheckResponse.SERVING
         if IPV6:
             v6.stub.Ping(rpb.PingRequest())  # another peer is unaffected
             with expect_error(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"):
