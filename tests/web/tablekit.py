@@ -1,6 +1,7 @@
 """Kit of the browser tests: headless Chromium (Debian's /usr/bin/chromium, driven by Playwright for Python, never
-Playwright's own browser download), a page of the web table playing one seat with the mouse, bot seats played
-through gRPC, and a capture of every byte the page receives (HTTP responses, the WatchGame stream included)."""
+Playwright's own browser download), a page of the web table playing one seat with the mouse (the other seats are
+the referee's house bots), and a capture of every byte the page receives (HTTP responses, the WatchGame stream
+included)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,6 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-
-import grpc
 
 import engine
 from rummy_pb.rummy.v1 import game_pb2 as pb
@@ -223,60 +222,6 @@ def play_with_mouse(table: TablePage, client: Client, game: Game, seat: int, rng
             record[view.version + 1] = (seat, move)
         played += 1
     return played
-
-
-class BotSeats:
-    """Seats played by refkit's bot through native gRPC, in a thread, until the match is over."""
-
-    def __init__(self, client: Client, game: Game, seats: list[int], seed: int = 7) -> None:
-        self.client, self.game, self.seats = client, game, seats
-        self.rng = random.Random(seed)
-        self.error: BaseException | None = None
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            watcher = self.game.tokens[self.seats[0]]
-            stream = self.client.stub.WatchGame(
-                __import__("rummy_pb.rummy.v1.referee_pb2", fromlist=["x"]).WatchGameRequest(game_id=self.game.game_id),
-                metadata=(("authorization", f"Bearer {watcher}"),),
-            )
-            self._act()
-            for message in stream:
-                if self.stop.is_set():
-                    stream.cancel()
-                    return
-                if message.HasField("event") and message.event.kind == "match_ended":
-                    return
-                self._act()
-        except grpc.RpcError as exc:
-            if not self.stop.is_set():
-                self.error = exc
-        except BaseException as exc:
-            self.error = exc
-
-    def _act(self) -> None:
-        moved = True
-        while moved:
-            moved = False
-            for seat in self.seats:
-                view = self.client.view(self.game, self.game.tokens[seat])
-                if view.to_act == seat and view.legal_moves:
-                    try:
-                        self.client.move(self.game, self.game.tokens[seat], bot_move(view, self.rng),
-                                         expected_version=view.version)  # fmt: skip
-                        moved = True
-                    except grpc.RpcError as exc:
-                        if exc.code() != grpc.StatusCode.ABORTED:
-                            raise
-
-    def join(self) -> None:
-        self.thread.join(TIMEOUT_MS / 1000)
-        assert not self.thread.is_alive(), "the bot seats did not finish"
-        if self.error is not None:
-            raise self.error
 
 
 def visible(state: engine.GameState, viewer: int) -> frozenset[str]:

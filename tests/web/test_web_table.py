@@ -1,9 +1,11 @@
 """The web table (server/web, served at / on the referee's HTTP port) played in a real browser: headless Chromium
 from Debian's package, driven by Playwright for Python. One seat is played in the page with the mouse, the other
-seats by refkit's bot through native gRPC. Checked: the page offers exactly the legal moves; the final scores it
-shows are GetReplay's; a spectator page follows the game live; every byte either page receives (HTTP responses and
-the WatchGame stream) holds no card its viewer may not see at that version (the scan of
-tests/server/test_hidden_info.py, on Connect JSON); a refused move is shown in words; the page reconnects after a
+seats by the referee's house bots (SeatSpec.bot, played by the bot host of a real `rummy-referee serve`
+subprocess through the public API). Checked: the page offers exactly the legal moves; the final scores it shows
+are GetReplay's; a spectator page follows the game live; every byte either page receives (HTTP responses and the
+WatchGame stream) holds no card its viewer may not see at that version (the scan of
+tests/server/test_hidden_info.py, on Connect JSON; the states rebuilt from the seed GetReplay reveals at the
+match's end and the moves its events name); a refused move is shown in words; the page reconnects after a
 dropped connection and goes on. A screenshot of the table at the end of the hand goes to the test's tmp dir.
 
 Skipped (with the reason) when Playwright or /usr/bin/chromium is missing: `.ci/run` installs chromium."""
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -20,16 +23,18 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 import engine
+from clients.sdk.convert import event_from_proto
+from clients.sdk.records import moves_from_events
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server import codec
 from server.redis_launcher import RedisProcess
-from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, md
+from tests.clients.clientkit import ServerProcess
+from tests.server.refkit import ORGANIZER, Client, Game, bot_move, md
 from tests.web.tablekit import (
     CHROMIUM,
     LAUNCH_ARGS,
     TIMEOUT_MS,
-    BotSeats,
     Capture,
     CuttableProxy,
     TablePage,
@@ -40,22 +45,43 @@ from tests.web.tablekit import (
 
 NO_BROWSER = why_no_browser()
 pytestmark = pytest.mark.skipif(NO_BROWSER is not None, reason=f"browser tests: {NO_BROWSER}")
-SEED = bytes(range(40, 72))
 ALL = frozenset(engine.card_text(c) for c in range(52))
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "web-table.png"
 
 
+@dataclass
+class Referee:
+    """A real `rummy-referee serve` (its bot host plays the house-bot seats), its gRPC and HTTP ports."""
+
+    process: ServerProcess
+
+    @property
+    def address(self) -> str:
+        return self.process.address
+
+    @property
+    def http_port(self) -> int:
+        assert self.process.http_port is not None
+        return self.process.http_port
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+
 @pytest.fixture(scope="module")
-def server(redis_server: RedisProcess) -> Iterator[ServerThread]:
-    srv = ServerThread(redis_server.url, http=True)
+def server(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Referee]:
+    process = ServerProcess(redis_server.url, log_dir=tmp_path_factory.mktemp("referee"), http=True,
+                            args=["--bot-poll", "0.2"])  # fmt: skip
+    process.start()
     try:
-        yield srv
+        yield Referee(process)
     finally:
-        srv.stop()
+        process.stop()
 
 
 @pytest.fixture(scope="module")
-def client(server: ServerThread) -> Iterator[Client]:
+def client(server: Referee) -> Iterator[Client]:
     c = Client(server.address)
     try:
         yield c
@@ -86,35 +112,48 @@ def _page(browser: Any, url: str) -> tuple[Any, Capture, list[str]]:
     return page, capture, errors
 
 
-class Recorder(Client):
-    """refkit's Client that also records every move applied, by the version it made (for the engine replica)."""
+@dataclass
+class Replayed:
+    """What GetReplay says of a finished match: its final totals, every move (engine moves by the version each
+    made, with the seat), and the state at every version rebuilt from the revealed seed and those moves; for each
+    hand-ending version the old hand's stock and the index of the next hand's first event (refkit's rule: the
+    events before it reveal the old hand)."""
 
-    moves: dict[int, tuple[int, pb.Move]]
+    totals: list[int]
+    moves: dict[int, tuple[int, engine.Move]]
+    states: list[engine.GameState]
+    ended: dict[int, tuple[frozenset[str], int]]
 
-    def move(self, game: Game, token: str, move: pb.Move, **fields: Any) -> rpb.SubmitMoveResponse:
-        response = super().move(game, token, move, **fields)
-        self.moves[response.version] = (response.view.viewer_seat, move)
-        return response
+    @property
+    def last_version(self) -> int:
+        return max(self.moves)
+
+    def seats_moves(self, seat: int) -> dict[int, str]:
+        """The moves ``seat`` made, as the engine's text, by version."""
+        return {v: engine.move_text(m) for v, (s, m) in self.moves.items() if s == seat}
 
 
-def _replica(game: Game, moves: dict[int, tuple[int, pb.Move]]) -> tuple[
-        list[engine.GameState], dict[int, tuple[frozenset[str], int]]]:  # fmt: skip
-    """The state at every version (from the seed and the moves), and for each hand-ending version the old hand's
-    stock and the index of the next hand's first event (refkit's rule: the events before it reveal the old hand)."""
-    options = {k: getattr(v, str(v.WhichOneof("value"))) for k, v in game.created.settings.options.items()}
-    state = engine.new_game(engine.Rules.from_dict(options), SEED)
+def _replayed(client: Client, game: Game) -> Replayed:
+    pages = client.replay(game, ORGANIZER)
+    settings = pages[0].settings
+    assert settings.seed, "GetReplay reveals the seed once the match is over"
+    options = {k: getattr(v, str(v.WhichOneof("value"))) for k, v in settings.options.items()}
+    events = [event_from_proto(e) for page in pages for e in page.events]
+    moves = {int(m["version"]): (int(m["seat"]), engine.parse_move(m["move"])) for m in moves_from_events(events)}
+    state = engine.new_game(engine.Rules.from_dict(options), settings.seed)
     states = [state]
     ended: dict[int, tuple[frozenset[str], int]] = {}
     for version in range(1, max(moves) + 1):
         seat, move = moves[version]
         before = state
-        state, events = engine.apply(state, seat, codec.move_from_proto(move))
+        state, applied = engine.apply(state, seat, move)
         states.append(state)
-        kinds = [e.kind for e in events]
+        kinds = [e.kind for e in applied]
         if "hand_ended" in kinds:
             nxt = kinds.index("hand_started") + 1 if "hand_started" in kinds else len(kinds) + 1
             ended[version] = (frozenset(engine.card_text(c) for c in before.stock), nxt)
-    return states, ended
+    totals = list(pages[-1].current.result.totals)
+    return Replayed(totals, moves, states, ended)
 
 
 def _cards_in(obj: Any) -> set[str]:
@@ -122,11 +161,11 @@ def _cards_in(obj: Any) -> set[str]:
     return {c for c in ALL if f'"{c}"' in text}
 
 
-def scan(capture: Capture, viewer: int, states: list[engine.GameState],
-         ended: dict[int, tuple[frozenset[str], int]]) -> int:  # fmt: skip
+def scan(capture: Capture, viewer: int, replayed: Replayed) -> int:
     """Assert no message the page received holds a card ``viewer`` may not see at its version; returns how many
     pieces were checked."""
     checked = 0
+    states, ended = replayed.states, replayed.ended
 
     def check(what: str, version: int, obj: Any, index: int | None = None) -> None:
         nonlocal checked
@@ -157,124 +196,131 @@ def scan(capture: Capture, viewer: int, states: list[engine.GameState],
     return checked
 
 
-def _final_totals(client: Client, game: Game) -> list[int]:
-    pages = client.replay(game, ORGANIZER)
-    return list(pages[-1].current.result.totals)
-
-
 def _shown_totals(page: Any) -> list[int]:
     page.wait_for_selector("#match-over")
     cells = page.eval_on_selector_all("#hand-end .total", "els => els.map(e => Number(e.textContent))")
     return [int(x) for x in cells]
 
 
-def test_gin_hand_in_the_page_with_a_spectator_and_nothing_hidden_received(
-    server: ServerThread, browser: Any, tmp_path: Path
+def _session(page: Any) -> tuple[str, str]:
+    """The game id and token the page plays (kept in its address)."""
+    fragment = parse_qs(urlparse(page.url).fragment)
+    return fragment["game"][0], fragment["token"][0]
+
+
+def _check_page_moves(played: dict[int, tuple[int, pb.Move]], replayed: Replayed, seat: int) -> None:
+    """Every move the page made is the replay's move of that version, and the page's seat made no other."""
+    ours = replayed.seats_moves(seat)
+    assert set(played) == set(ours), "the replay holds the page's moves, and the house bots made the others"
+    for version, (_, move) in played.items():
+        if move.WhichOneof("move") not in ("knock", "declare"):  # these come back as the melds the referee chose
+            assert ours[version] == engine.move_text(codec.move_from_proto(move)), (version, move)
+
+
+def test_gin_hand_started_in_the_lobby_against_a_house_bot_with_a_spectator_and_nothing_hidden_received(
+    server: Referee, client: Client, browser: Any, tmp_path: Path
 ) -> None:
-    recorder = Recorder(server.address)
-    recorder.moves = {}
-    request = rpb.CreateGameRequest(
-        profile="gin", seed=SEED, allow_spectators=True, match=rpb.MatchSettings(target_score=1),
-        seats=[pb.SeatSpec(display_name="Ann", kind=pb.SEAT_KIND_HUMAN),
-               pb.SeatSpec(display_name="Gin bot", kind=pb.SEAT_KIND_BOT)],
-    )  # fmt: skip
-    created = recorder.stub.CreateGame(request, metadata=md(ORGANIZER))
-    game = Game(created.game_id, {t.seat: t.token for t in created.seat_tokens}, created.spectator_token, created)
-    page, capture, errors = _page(browser, f"{server.http_url}/#game={game.game_id}&token={game.tokens[0]}")
-    spectator, spec_capture, spec_errors = _page(
-        browser, f"{server.http_url}/#game={game.game_id}&token={game.spectator}"
-    )
-    table = TablePage(page)
+    page, capture, errors = _page(browser, f"{server.http_url}/")
+    page.select_option("#new-game select[name=profile]", "gin")
+    page.fill("#new-game input[name=name]", "Ann")
+    assert page.input_value("#new-game select[name=others]") == "bots"  # house bots, the default
+    page.select_option("#new-game select[name=length]", "hand")
+    page.check("#new-game input[name=spectators]")
+    page.click("#create")
     page.wait_for_selector("#hand .card")
+    game_id, token = _session(page)
+    spectator_token = page.get_attribute("body", "data-spectator-token")
+    assert spectator_token
+    game = Game(game_id, {0: token}, spectator_token, rpb.CreateGameResponse(game_id=game_id))
     assert page.locator("#hand .card").count() == 10
+    assert "bot" in page.locator(".seat[data-seat='1']").inner_text()
+    spectator, spec_capture, spec_errors = _page(browser, f"{server.http_url}/#game={game_id}&token={spectator_token}")
     spectator.wait_for_selector("body[data-role='SPECTATOR']")
     assert spectator.locator("#hand .card").count() == 0
     assert spectator.locator("#mine").is_hidden()
 
-    # a refused move, in words: double-clicking a card discards it, which is not allowed now (not the page's turn,
-    # or its turn to draw)
+    # a refused move, in words: double-clicking a card discards it, which the first turn (take or pass the upcard,
+    # or draw after the bot took it) does not allow; the house bot waits for the page meanwhile
+    table = TablePage(page)
+    assert table.wait_turn_or_end()
     page.dblclick("#hand .card >> nth=0")
     page.wait_for_selector("#refusal:not([hidden])")
-    reason = page.get_attribute("#refusal", "data-reason")
-    assert reason in ("NOT_YOUR_TURN", "WRONG_PHASE")
-    assert ("not your turn" in page.inner_text("#refusal")) or ("part of the turn" in page.inner_text("#refusal"))
+    assert page.get_attribute("#refusal", "data-reason") == "WRONG_PHASE"
+    assert "part of the turn" in page.inner_text("#refusal")
 
-    bots = BotSeats(recorder, game, [1])
-
-    played = play_with_mouse(table, recorder, game, 0, random.Random(3), recorder.moves)
-    bots.join()
-    assert played >= 2
+    played: dict[int, tuple[int, pb.Move]] = {}
+    count = play_with_mouse(table, client, game, 0, random.Random(3), played)
+    assert count >= 2
     totals = _shown_totals(page)
-    assert totals == _final_totals(recorder, game)
+    replayed = _replayed(client, game)
+    assert totals == replayed.totals
+    _check_page_moves(played, replayed, 0)
+    assert replayed.seats_moves(1), "the house bot played"
     assert page.locator("#hand-end .row").count() == 2  # every hand shown
     page.screenshot(path=str(tmp_path / "web-table-gin.png"))
     spectator.wait_for_function("document.body.dataset.phase === 'MATCH_OVER'")
     assert _shown_totals(spectator) == totals
-    assert int(spectator.get_attribute("body", "data-version") or 0) == max(recorder.moves)
+    assert int(spectator.get_attribute("body", "data-version") or 0) == replayed.last_version
 
-    states, ended = _replica(game, recorder.moves)
-    assert scan(capture, 0, states, ended) > played
-    assert scan(spec_capture, engine.SPECTATOR, states, ended) > 3
+    assert scan(capture, 0, replayed) > count
+    assert scan(spec_capture, engine.SPECTATOR, replayed) > 3
     assert not errors and not spec_errors, errors + spec_errors
-    recorder.close()
 
 
-def test_rummy_three_players_joined_by_id_reconnects_and_scores_as_replayed(
-    server: ServerThread, browser: Any, tmp_path: Path
+def test_rummy_three_players_two_house_bots_joined_by_id_reconnects_and_scores_as_replayed(
+    server: Referee, client: Client, browser: Any, tmp_path: Path
 ) -> None:
-    recorder = Recorder(server.address)
-    recorder.moves = {}
     request = rpb.CreateGameRequest(
-        profile="rummy", allow_spectators=True, match=rpb.MatchSettings(max_hands=1), seed=SEED,
-        seats=[pb.SeatSpec(open=True), pb.SeatSpec(display_name="Bot A", kind=pb.SEAT_KIND_BOT),
-               pb.SeatSpec(display_name="Bot B", kind=pb.SEAT_KIND_BOT)],
+        profile="rummy", allow_spectators=True, match=rpb.MatchSettings(max_hands=1),
+        seats=[pb.SeatSpec(open=True), pb.SeatSpec(display_name="Bot A", bot="rummy"),
+               pb.SeatSpec(display_name="Bot B", bot="gin")],
     )  # fmt: skip
-    created = recorder.stub.CreateGame(request, metadata=md(ORGANIZER))
-    game = Game(created.game_id, {t.seat: t.token for t in created.seat_tokens}, created.spectator_token, created)
+    created = client.stub.CreateGame(request, metadata=md(ORGANIZER))
+    assert {t.seat for t in created.seat_tokens} == set(), "no token for an open seat nor a house bot's"
+    game = Game(created.game_id, {}, created.spectator_token, created)
     proxy = CuttableProxy(("127.0.0.1", server.http_port))
     page, capture, errors = _page(browser, f"http://127.0.0.1:{proxy.port}/")
     page.fill("#join-game input[name=game]", game.game_id)
     page.fill("#join-game input[name=name]", "Ann")
     page.click("#join")
     page.wait_for_selector("#hand .card")
-    token = parse_qs(urlparse(page.url).fragment)["token"][0]
-    game.tokens[0] = token
+    game.tokens[0] = _session(page)[1]
     assert page.locator(".seat[data-seat='0'] .name").inner_text() == "Ann"
     assert page.locator("#hand .card").count() == 7
+    for seat in (1, 2):
+        assert "bot" in page.locator(f".seat[data-seat='{seat}']").inner_text()
 
-    bots = BotSeats(recorder, game, [1, 2])
     table = TablePage(page)
     rng = random.Random(5)
+    played: dict[int, tuple[int, pb.Move]] = {}
     # a few moves, then the connection drops: the page says so, comes back, and resumes the stream
-    played = 0
     for _ in range(2):
         if not table.wait_turn_or_end():
             break
-        view = recorder.view(game, token)
+        view = client.view(game, game.tokens[0])
         move = bot_move(view, rng)
         table.play(move)
-        recorder.moves[view.version + 1] = (0, move)
-        played += 1
+        played[view.version + 1] = (0, move)
     page.wait_for_selector("#status[data-status='live']")
     proxy.cut()
     page.wait_for_selector("#status[data-status='reconnecting']")
     page.wait_for_selector("#status[data-status='live']")
-    played += play_with_mouse(table, recorder, game, 0, rng, recorder.moves)
-    bots.join()
+    count = len(played) + play_with_mouse(table, client, game, 0, rng, played)
     totals = _shown_totals(page)
-    assert totals == _final_totals(recorder, game)
+    replayed = _replayed(client, game)
+    assert totals == replayed.totals
+    _check_page_moves(played, replayed, 0)
+    assert replayed.seats_moves(1) and replayed.seats_moves(2), "both house bots played"
     assert page.locator("#hand-end .row").count() == 3
     page.screenshot(path=str(tmp_path / "web-table-rummy.png"))
     assert proxy.cuts == 1
     # what the page got (the stream cut mid-hand has no complete body: what it received is not in the capture)
-    states, ended = _replica(game, recorder.moves)
-    assert scan(capture, 0, states, ended) > played
+    assert scan(capture, 0, replayed) > count
     assert not errors, errors
     proxy.close()
-    recorder.close()
 
 
-def test_lobby_starts_a_game_and_shows_a_refused_join_in_words(server: ServerThread, browser: Any) -> None:
+def test_lobby_starts_a_game_and_shows_a_refused_join_in_words(server: Referee, browser: Any) -> None:
     page, _capture, errors = _page(browser, f"{server.http_url}/")
     page.fill("#join-game input[name=game]", "no-such-game")
     page.fill("#join-game input[name=token]", "not-a-token")

@@ -497,7 +497,11 @@ $("new-game").onsubmit = async (e) => {
       : { displayName: "", open: true });
   }
   try {
-    const created = await referee.createGame({ profile, seats: seats as never, allowSpectators: f.get("spectators") === "on" });
+    // "one hand": a match of a single hand (Gin: the first hand's points reach a target of 1; Rummy: one hand)
+    const match = f.get("length") === "hand" ? (profile === "gin" ? { targetScore: 1 } : { maxHands: 1 }) : undefined;
+    const created = await referee.createGame({
+      profile, seats: seats as never, allowSpectators: f.get("spectators") === "on", match,
+    });
     const mine = created.seatTokens.find((t) => t.seat === 0)!;
     if (created.spectatorToken) document.body.dataset.spectatorToken = created.spectatorToken;
     await open(created.gameId, mine.token);
