@@ -526,3 +526,27 @@ def create_token(presented: str | None, request: rpb.CreateGameRequest) -> str |
     if presented == "" and (request.preset_deals or request.seed):
         raise Unauthenticated("BAD_TOKEN", "authorization must be 'Bearer <organizer token>'")
     return None
+
+
+def presented_token(header: str | None) -> str | None:
+    """The token of an ``authorization`` header's value (either transport): None without a header, "" (a token
+    that is nobody's) for one that is not 'Bearer <token>' or whose token is empty."""
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def bearer_token(header: str | None, *, required: bool) -> str | None:
+    """The caller's token from an ``authorization`` header's value. ``required``: without one MISSING_TOKEN, a
+    malformed one BAD_TOKEN. Otherwise a malformed header counts as no token (docs/design.md's token table)."""
+    token = presented_token(header)
+    if token is None:
+        if required:
+            raise Unauthenticated("MISSING_TOKEN", "this call needs 'authorization: Bearer <token>' metadata")
+        return None
+    if not token:
+        if required:
+            raise Unauthenticated("BAD_TOKEN", "authorization must be 'Bearer <token>'")
+        return None
+    return token

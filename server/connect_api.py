@@ -33,7 +33,7 @@ from protobuf.wkt import Any as AnyDetail
 from rummy_pb.rummy.v1 import game_pb, referee_connect, referee_pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server import codec, errors
-from server.errors import BadRequest, Unauthenticated
+from server.errors import BadRequest
 from server.grpc_api import MAX_MESSAGE_BYTES
 from server.service import Referee
 
@@ -187,28 +187,13 @@ def _admitted_token(ctx: RequestContext[Any, Any]) -> str | None:
 
 
 def _presented(ctx: RequestContext[Any, Any]) -> str | None:
-    """The token of the ``authorization`` header: None without one, "" (a token that is nobody's) for a header
-    that is not 'Bearer <token>' or whose token is empty (as server.grpc_api reads the metadata)."""
-    text = ctx.request_headers.get("authorization")
-    if text is None:
-        return None
-    scheme, _, token = text.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
+    """``codec.presented_token`` of the request's ``authorization`` header (as on the gRPC port)."""
+    return codec.presented_token(ctx.request_headers.get("authorization"))
 
 
 def _bearer(ctx: RequestContext[Any, Any], *, required: bool) -> str | None:
-    """The caller's token. ``required``: without one MISSING_TOKEN, a malformed header BAD_TOKEN. Otherwise a
-    malformed header counts as no token (docs/design.md's token table), as on the gRPC port."""
-    token = _presented(ctx)
-    if token is None:
-        if required:
-            raise Unauthenticated("MISSING_TOKEN", "this call needs 'authorization: Bearer <token>' metadata")
-        return None
-    if not token:
-        if required:
-            raise Unauthenticated("BAD_TOKEN", "authorization must be 'Bearer <token>'")
-        return None
-    return token
+    """``codec.bearer_token`` of the request's ``authorization`` header (as on the gRPC port)."""
+    return codec.bearer_token(ctx.request_headers.get("authorization"), required=required)
 
 
 def _version(request: Any, name: str) -> int | None:

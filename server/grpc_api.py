@@ -21,7 +21,7 @@ from grpc_reflection.v1alpha._async import ReflectionServicer  # what reflection
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
 from server import codec, deadlines, errors, wire
-from server.errors import BadRequest, Unauthenticated
+from server.errors import BadRequest
 from server.limits import LimitInterceptor, Limits
 from server.metrics import Metrics, ObserveInterceptor
 from server.service import Referee
@@ -54,30 +54,21 @@ def server_options(max_message_bytes: int = MAX_MESSAGE_BYTES) -> list[tuple[str
     ]
 
 
-def _presented(context: grpc.aio.ServicerContext[object, object]) -> str | None:
-    """The token of the ``authorization`` header: None without one, "" (a token that is nobody's) for a header
-    that is not 'Bearer <token>' or whose token is empty."""
+def _header(context: grpc.aio.ServicerContext[object, object]) -> str | None:
     for key, value in context.invocation_metadata() or ():
         if key == "authorization":
-            text = value.decode(errors="replace") if isinstance(value, bytes) else value
-            scheme, _, token = text.partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else ""
+            return value.decode(errors="replace") if isinstance(value, bytes) else value
     return None
 
 
+def _presented(context: grpc.aio.ServicerContext[object, object]) -> str | None:
+    """``codec.presented_token`` of the call's ``authorization`` metadata."""
+    return codec.presented_token(_header(context))
+
+
 def _bearer(context: grpc.aio.ServicerContext[object, object], *, required: bool) -> str | None:
-    """The caller's token. ``required``: without one MISSING_TOKEN, a malformed header BAD_TOKEN. Otherwise a
-    malformed header counts as no token (docs/design.md's token table)."""
-    token = _presented(context)
-    if token is None:
-        if required:
-            raise Unauthenticated("MISSING_TOKEN", "this call needs 'authorization: Bearer <token>' metadata")
-        return None
-    if not token:
-        if required:
-            raise Unauthenticated("BAD_TOKEN", "authorization must be 'Bearer <token>'")
-        return None
-    return token
+    """``codec.bearer_token`` of the call's ``authorization`` metadata."""
+    return codec.bearer_token(_header(context), required=required)
 
 
 def _version(request: Any, name: str) -> int | None:
