@@ -243,8 +243,14 @@ def main() -> None:
     parser.add_argument("--observe", action="store_true",
                         help="referees with their metrics and JSON logs on (--metrics-port 0 --log-format json)")
     parser.add_argument("--no-http", action="store_true", help="referees without their HTTP port (to compare)")
+    parser.add_argument("--no-limits", action="store_true",
+                        help="referees without the rate limiter (to compare: by default it is on, far above the rates)")
+    parser.add_argument("--no-bots", action="store_true", help="referees without their bot host (to compare)")
     args = parser.parse_args()
-    extra = ("--metrics-port", "0", "--log-format", "json") if args.observe else ()
+    extra: tuple[str, ...] = ("--metrics-port", "0", "--log-format", "json") if args.observe else ()
+    # later flags win in argparse: these override the high limits _start_server passes
+    extra += ("--requests-per-second", "0", "--games-per-minute", "0") if args.no_limits else ()
+    extra += ("--no-bots",) if args.no_bots else ()
     levels = [int(x) for x in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="rummy-bench-") as data:
         redis = None if args.redis_url else start_redis(data, appendfsync="everysec", unix_socket=True)
