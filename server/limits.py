@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 import grpc
 
-from server import errors
+from server import errors, wire
 from server.errors import TooMuch
 
 log = logging.getLogger("rummy_referee")
@@ -262,10 +262,6 @@ class LimitInterceptor(_Interceptor):
     def _wrap(self, handler: Handler, check: Callable[[Any], TooMuch | None]) -> Handler:
         """``handler`` with ``check`` run first on every call, whichever of the four kinds of RPC it is."""
         refuse = self._refuse
-        kwargs = {
-            "request_deserializer": handler.request_deserializer,
-            "response_serializer": handler.response_serializer,
-        }
         if handler.request_streaming:
             inner = handler.stream_stream if handler.response_streaming else handler.stream_unary
         else:
@@ -296,10 +292,4 @@ class LimitInterceptor(_Interceptor):
                 return await target(request, context)
 
             behavior = called
-        if handler.request_streaming and handler.response_streaming:
-            return grpc.stream_stream_rpc_method_handler(behavior, **kwargs)
-        if handler.request_streaming:
-            return grpc.stream_unary_rpc_method_handler(behavior, **kwargs)
-        if handler.response_streaming:
-            return grpc.unary_stream_rpc_method_handler(behavior, **kwargs)
-        return grpc.unary_unary_rpc_method_handler(behavior, **kwargs)
+        return wire.with_behavior(handler, behavior)

@@ -40,6 +40,7 @@ from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder, start_http_server
 from prometheus_client.registry import Collector
 
+from server import wire
 from server.logs import call_context
 
 if TYPE_CHECKING:
@@ -275,14 +276,4 @@ class ObserveInterceptor(_Interceptor):
                 return response
 
             behavior = called
-        kwargs = {
-            "request_deserializer": handler.request_deserializer,
-            "response_serializer": handler.response_serializer,
-        }
-        if handler.request_streaming and handler.response_streaming:
-            return grpc.stream_stream_rpc_method_handler(behavior, **kwargs)
-        if handler.request_streaming:
-            return grpc.stream_unary_rpc_method_handler(behavior, **kwargs)
-        if handler.response_streaming:
-            return grpc.unary_stream_rpc_method_handler(behavior, **kwargs)
-        return grpc.unary_unary_rpc_method_handler(behavior, **kwargs)
+        return wire.with_behavior(handler, behavior)

@@ -216,3 +216,21 @@ def add_service(server: grpc.aio.Server, service: ServiceDescriptor, servicer: o
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
     server.add_registered_method_handlers(service.full_name, handlers)  # type: ignore[attr-defined]
+
+
+def with_behavior(
+    handler: grpc.RpcMethodHandler[Any, Any], behavior: Callable[..., Any]
+) -> grpc.RpcMethodHandler[Any, Any]:
+    """A handler of the same kind as ``handler`` (unary or streaming each way) and with its (de)serializers, whose
+    behaviour is ``behavior``: how an interceptor wraps a method (server.limits, server.metrics)."""
+    kwargs: dict[str, Any] = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.request_streaming and handler.response_streaming:
+        return grpc.stream_stream_rpc_method_handler(behavior, **kwargs)
+    if handler.request_streaming:
+        return grpc.stream_unary_rpc_method_handler(behavior, **kwargs)
+    if handler.response_streaming:
+        return grpc.unary_stream_rpc_method_handler(behavior, **kwargs)
+    return grpc.unary_unary_rpc_method_handler(behavior, **kwargs)
