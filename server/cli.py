@@ -45,7 +45,7 @@ from server.redis_launcher import (
     start_redis,
 )
 from server.service import Referee
-from server.store import MAX_TTL_S, STORAGE_TIMEOUT_S, GameStore, connect
+from server.store import MAX_TTL_S, STORAGE_TIMEOUT_S, WAIT_TIMEOUT_S, GameStore, connect
 from server.tls import TlsError, TlsFiles, channel_credentials, load_tls
 
 log = logging.getLogger("rummy_referee")
@@ -229,6 +229,22 @@ def _parser() -> argparse.ArgumentParser:
              f"{STORAGE_TIMEOUT_S:g}; less when the caller's deadline is sooner)",
     )
     serve.add_argument(
+        "--wait-replicas",
+        type=_count,
+        default=0,
+        help=(
+            "answer a move (or a creation) as done only once this many replicas of the game's Redis node have "
+            "it (Redis WAIT; default: 0, do not wait); if they do not acknowledge it in time the call fails "
+            "UNAVAILABLE COMMIT_OUTCOME_UNKNOWN (resend it with its request_id)"
+        ),
+    )
+    serve.add_argument(
+        "--wait-replicas-timeout",
+        type=_timeout,
+        default=WAIT_TIMEOUT_S,
+        help=f"seconds a move waits for the replicas of --wait-replicas (default: {WAIT_TIMEOUT_S:g})",
+    )
+    serve.add_argument(
         "--state-cache-games",
         type=_positive,
         default=STATE_CACHE_GAMES,
@@ -298,6 +314,9 @@ def _parser() -> argparse.ArgumentParser:
     _bot_host_arguments(bots)
     health = commands.add_parser("health", help="exit 0 if a referee answers SERVING (container health checks)")
     health.add_argument("--address", default="127.0.0.1:50051", help="host:port of the referee")
+    health.add_argument("--service", default=SERVICE_NAME,
+                        help=f"the health service name to check (default: {SERVICE_NAME}; "
+                             f"{SERVICE_NAME}/storage: every Redis shard serves)")  # fmt: skip
     health.add_argument("--tls", action="store_true", help="connect over TLS (the system's roots unless --ca-file)")
     health.add_argument("--ca-file", type=Path, default=None, help="verify the referee with this CA (PEM; implies "
                         "--tls)")  # fmt: skip
@@ -396,6 +415,7 @@ async def serve(args: argparse.Namespace) -> None:
         store = GameStore(
             connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl, idle_ttl_s=args.idle_ttl,
             unplayed_ttl_s=args.unplayed_ttl, idem_ttl_s=args.idem_ttl, op_timeout_s=args.storage_timeout,
+            wait_replicas=args.wait_replicas, wait_timeout_s=args.wait_replicas_timeout,
         )  # fmt: skip
         await check_durability(store.client, args.durability)
         memo.configure(args.memo_entries, args.memo_mib)
@@ -552,9 +572,12 @@ def check_health(
     *,
     credentials: grpc.ChannelCredentials | None = None,
     server_name: str | None = None,
+    service: str = SERVICE_NAME,
 ) -> bool:
-    """Whether the referee at ``address`` reports SERVING through the gRPC health service (over TLS with
-    ``credentials``, the certificate checked against ``server_name`` when given)."""
+    """Whether the referee at ``address`` reports ``service`` (by default the referee's) SERVING through the gRPC
+    health service (over TLS with ``credentials``, the certificate checked against ``server_name`` when given).
+    It prints to stderr the health service names that are not SERVING (a Redis Cluster's shards that cannot
+    serve their games: ``rummy.v1.Referee/shard/<slots>``, and ``rummy.v1.Referee/storage``)."""
     options = [("grpc.ssl_target_name_override", server_name)] if server_name else []
     if credentials is not None:
         channel = grpc.secure_channel(address, credentials, options)
@@ -562,11 +585,18 @@ def check_health(
         channel = grpc.insecure_channel(address)
     with channel:
         try:
-            reply = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=timeout
-            )
+            stub = health_pb2_grpc.HealthStub(channel)
+            reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
         except grpc.RpcError:
             return False
+        try:
+            statuses = stub.List(health_pb2.HealthListRequest(), timeout=timeout).statuses
+        except grpc.RpcError:  # (a referee without Health/List)
+            statuses = {}
+    down = sorted(name for name, status in statuses.items()
+                  if name and status.status == health_pb2.HealthCheckResponse.NOT_SERVING)  # fmt: skip
+    if down:
+        print(f"rummy-referee health: not serving: {', '.join(down)}", file=sys.stderr)
     return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
 
@@ -596,7 +626,8 @@ def _health(args: argparse.Namespace) -> int:
         except (TlsError, OSError) as exc:
             print(f"rummy-referee health: {exc}", file=sys.stderr)
             return 1
-    return 0 if check_health(args.address, credentials=credentials, server_name=args.server_name) else 1
+    healthy = check_health(args.address, credentials=credentials, server_name=args.server_name, service=args.service)
+    return 0 if healthy else 1
 
 
 if __name__ == "__main__":

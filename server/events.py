@@ -79,7 +79,8 @@ class _Watcher:
 class _Feed:
     """The watchers of one game in this process, and the position up to which they have been handed events."""
 
-    __slots__ = ("again", "channel", "cursor", "failures", "game_id", "queued", "read_at", "reading", "watchers")
+    __slots__ = ("again", "channel", "cursor", "failures", "game_id", "link", "queued", "read_at", "reading",
+                 "watchers")  # fmt: skip
 
     def __init__(self, game_id: str, cursor: Position) -> None:
         self.game_id = game_id
@@ -91,6 +92,30 @@ class _Feed:
         self.again = False  # woken while being read: read once more
         self.failures = 0  # reads failed in a row
         self.read_at = 0.0  # event loop time of the last read's start
+        self.link: _Link | None = None  # the subscriber connection its channel is (to be) subscribed on
+
+
+class _Link:
+    """One subscriber connection and the feeds subscribed on it: the only one of a standalone Redis (name "",
+    SUBSCRIBE), or one per master of a Redis Cluster (its node name, SSUBSCRIBE: sharded Pub/Sub, one channel per
+    command, the channels of the games that node serves)."""
+
+    __slots__ = ("feeds", "name", "sharded", "sub", "task")
+
+    def __init__(self, name: str, sharded: bool) -> None:
+        self.name = name
+        self.sharded = sharded
+        self.feeds: set[_Feed] = set()
+        self.sub: _Subscriber | None = None  # connected, or None
+        self.task: asyncio.Task[None] | None = None
+
+    def subscribe(self, feed: _Feed) -> None:
+        if self.sub is not None:  # its acknowledgement wakes the feed (else: subscribed on reconnect)
+            self.sub.send("SSUBSCRIBE" if self.sharded else "SUBSCRIBE", feed.channel)
+
+    def unsubscribe(self, feed: _Feed) -> None:
+        if self.sub is not None:
+            self.sub.send("SUNSUBSCRIBE" if self.sharded else "UNSUBSCRIBE", feed.channel)
 
 
 class _Subscriber(asyncio.Protocol):
@@ -143,7 +168,10 @@ class EventHub:
         self._dirty: asyncio.Queue[_Feed] | None = None
         self._slots: asyncio.Semaphore | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._sub: _Subscriber | None = None  # connected, or None
+        self._links: dict[str, _Link] = {}  # subscriber connections by node name ("": a standalone Redis)
+        self._sharded = store.sharded_events
+        self._no_pubsub = False  # a connection kind the subscriber cannot open (TLS): every feed is polled
+        self._refreshed_at = -1.0  # event loop time of the last slot map refresh
         self._buffered = 0  # bytes queued for all watchers
         self._closed = False
         self._streams = 0
@@ -238,8 +266,7 @@ class EventHub:
             cursor = await self._store.last_position(game_id)
         feed = self._feeds[game_id] = _Feed(game_id, cursor)
         self._by_channel[feed.channel] = feed
-        if self._sub is not None:  # its acknowledgement wakes the feed (else: subscribed on reconnect)
-            self._sub.send("SUBSCRIBE", feed.channel)
+        self._attach(feed)
         return feed
 
     def _unregister(self, feed: _Feed, watcher: _Watcher) -> None:
@@ -252,8 +279,7 @@ class EventHub:
         if self._feeds.get(feed.game_id) is feed:
             del self._feeds[feed.game_id]
             del self._by_channel[feed.channel]
-            if self._sub is not None:
-                self._sub.send("UNSUBSCRIBE", feed.channel)
+            self._detach(feed)
 
     def _drop_items(self, watcher: _Watcher) -> None:
         self._buffered -= watcher.size
@@ -350,13 +376,12 @@ class EventHub:
         self._dirty = asyncio.Queue()
         self._slots = asyncio.Semaphore(READ_SLOTS)
         self._tasks = [asyncio.ensure_future(self._worker()) for _ in range(READ_SLOTS)]
-        self._tasks.append(asyncio.ensure_future(self._subscribe()))
         self._tasks.append(asyncio.ensure_future(self._safety_check()))
 
     def _on_message(self, sub: _Subscriber, message: Any) -> None:
         if isinstance(message, list) and message:
             kind = message[0]
-            if kind == b"message":
+            if kind in (b"message", b"smessage"):
                 feed = self._by_channel.get(message[1])
                 if feed is not None:
                     try:
@@ -365,10 +390,16 @@ class EventHub:
                         version = feed.cursor[0] + 1
                     if version > feed.cursor[0]:  # else already read: a version's events are written together
                         self._wake(feed)
-            elif kind == b"subscribe":  # from now on every commit is notified: read what came before
+            elif kind in (b"subscribe", b"ssubscribe"):  # from now on every commit is notified: read what came before
                 feed = self._by_channel.get(message[1])
                 if feed is not None:
                     self._wake(feed)
+            elif kind == b"sunsubscribe":  # asked for, or the node no longer serves the channel's slot
+                feed = self._by_channel.get(message[1])
+                if feed is not None and feed.link is not None and feed.link.sub is sub:  # not asked: route again
+                    log.info("event subscriber: %s gave up a game's channel (its slot moved); reconnecting",
+                             feed.link.name)  # fmt: skip
+                    sub.abort()
             elif kind == b"pong":
                 sub.pong_due = False
         elif message == b"PONG":
@@ -377,46 +408,148 @@ class EventHub:
             log.warning("event subscriber: Redis refused a command (%s); reconnecting", message)
             sub.abort()
 
-    async def _subscribe(self) -> None:
-        """Forever: keep the subscriber connection up, subscribed to the channel of every watched game."""
-        target = _subscriber_target(self._store.client)
-        if target is None:
-            log.warning("live streams: no Pub/Sub connection to this Redis; reading watched games every %.1fs",
-                        self._poll_s)  # fmt: skip
+    # ------------------------------------------------------------------- subscriber connections (links)
+
+    def _attach(self, feed: _Feed) -> None:
+        """Subscribe the feed's channel on the connection to the node that serves its game (made if need be)."""
+        name = self._route(feed)
+        if name is None:  # no Pub/Sub (TLS), or no node known for it now: read by the safety check every poll_s
+            feed.link = None
             return
+        link = self._links.get(name)
+        if link is None:
+            link = self._links[name] = _Link(name, self._sharded)
+            link.task = asyncio.ensure_future(self._run_link(link))
+        link.feeds.add(feed)
+        feed.link = link
+        link.subscribe(feed)
+
+    def _detach(self, feed: _Feed) -> None:
+        link, feed.link = feed.link, None
+        if link is not None:
+            link.feeds.discard(feed)
+            link.unsubscribe(feed)
+
+    def _route(self, feed: _Feed) -> str | None:
+        """The name of the node to subscribe the feed's channel on: "" for a standalone Redis, the master of the
+        channel's slot (as the client's slot map says now) in a Redis Cluster; None when there is none."""
+        if self._no_pubsub:
+            return None
+        client = self._store.client
+        if not isinstance(client, RedisCluster):
+            return ""
+        try:
+            return str(client.nodes_manager.get_node_from_slot(client.keyslot(feed.channel)).name)
+        except (rexc.RedisError, KeyError):  # not mapped yet (or the slot is not covered)
+            return None
+
+    async def _refresh_map(self) -> None:
+        """A new slot map for the cluster client (at most once in 0.2 s): after a failover, the masters now."""
+        client = self._store.client
+        loop = asyncio.get_running_loop()
+        if not isinstance(client, RedisCluster) or loop.time() - self._refreshed_at < 0.2:
+            return
+        self._refreshed_at = loop.time()
+        try:
+            async with asyncio.timeout(2.0):
+                client._initialize = True  # what redis-py itself does on a lost node
+                await client.initialize()
+        except (OSError, TimeoutError, rexc.RedisError) as exc:
+            log.warning("event subscriber: could not refresh the cluster's slot map (%s)", exc)
+
+    def _reroute(self, link: _Link) -> None:
+        """Move the link's feeds whose slot another node serves now to that node's connection."""
+        for feed in list(link.feeds):
+            name = self._route(feed)
+            if name != link.name:
+                link.feeds.discard(feed)
+                feed.link = None
+                if name is not None:
+                    self._attach(feed)
+
+    def _target(self, link: _Link) -> tuple[dict[str, Any], float] | None:
+        client = self._store.client
+        if isinstance(client, RedisCluster):
+            node = client.get_node(node_name=link.name)
+            if node is None:
+                return None
+            return _node_target(node.connection_class, {**node.connection_kwargs, "host": node.host,
+                                                        "port": node.port})  # fmt: skip
+        return _subscriber_target(client)
+
+    async def _run_link(self, link: _Link) -> None:
+        """While the link has feeds: keep its subscriber connection up, subscribed to each feed's channel. In a
+        cluster, a connection lost (or refused) first refreshes the slot map and moves the feeds whose slot has a
+        new master (a failover) to that master's link; only the feeds still served by an unreachable node end
+        (STORAGE_UNAVAILABLE: their watchers resume)."""
         loop = asyncio.get_running_loop()
         delay = 0.05
         first_failure = True
-        while True:
-            try:
-                sub = await self._connect(target)
-            except (OSError, TimeoutError, rexc.RedisError) as exc:
-                if first_failure:  # lost, and not made again at once: Redis is unreachable
-                    first_failure = False
-                    log.warning("event subscriber: no connection to Redis (%s); retrying", exc)
-                    error = StoreUnavailable(f"event subscriber: {exc}")
-                    for feed in list(self._feeds.values()):
-                        self._fail(feed, error)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
-                continue
-            first_failure = True
-            self.subscriber_connects += 1
-            self._sub = sub
-            connected_at = loop.time()
-            channels = [feed.channel for feed in self._feeds.values()]
-            for i in range(0, len(channels), _SUBSCRIBE_CHUNK):  # each acknowledgement reads its feed again
-                sub.send("SUBSCRIBE", *channels[i : i + _SUBSCRIBE_CHUNK])
-            try:
-                await sub.lost
-            finally:
-                self._sub = None
-                sub.abort()
-            if loop.time() - connected_at < 1.0:  # lost at once (refused?): do not hammer Redis
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
-            else:
-                delay = 0.05
+        try:
+            while link.feeds and not self._closed:
+                target = self._target(link)
+                if target is None:
+                    if isinstance(self._store.client, RedisCluster):
+                        await self._refresh_map()
+                        self._reroute(link)
+                        await asyncio.sleep(delay)
+                        delay = min(delay * 2, 1.0)
+                        continue
+                    log.warning("live streams: no Pub/Sub connection to this Redis; reading watched games every "
+                                "%.1fs", self._poll_s)  # fmt: skip
+                    self._no_pubsub = True
+                    for feed in list(link.feeds):
+                        feed.link = None
+                    link.feeds.clear()
+                    return
+                try:
+                    sub = await self._connect(target)
+                except (OSError, TimeoutError, rexc.RedisError) as exc:
+                    if isinstance(self._store.client, RedisCluster):
+                        await self._refresh_map()
+                        self._reroute(link)
+                    if first_failure and link.feeds:  # lost, and not made again at once: the node is unreachable
+                        first_failure = False
+                        log.warning("event subscriber: no connection to Redis %s (%s); retrying", link.name, exc)
+                        error = StoreUnavailable(f"event subscriber: {exc}")
+                        for feed in list(link.feeds):
+                            self._fail(feed, error)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 1.0)
+                    continue
+                first_failure = True
+                self.subscriber_connects += 1
+                link.sub = sub
+                connected_at = loop.time()
+                if link.sharded:  # one channel per SSUBSCRIBE (several must share a slot)
+                    for feed in list(link.feeds):
+                        sub.send("SSUBSCRIBE", feed.channel)
+                else:
+                    channels = [feed.channel for feed in link.feeds]
+                    for i in range(0, len(channels), _SUBSCRIBE_CHUNK):  # each acknowledgement reads its feed again
+                        sub.send("SUBSCRIBE", *channels[i : i + _SUBSCRIBE_CHUNK])
+                try:
+                    await sub.lost
+                finally:
+                    link.sub = None
+                    sub.abort()
+                if isinstance(self._store.client, RedisCluster):  # a failover? the feeds' slots may have moved
+                    await self._refresh_map()
+                    self._reroute(link)
+                for feed in list(link.feeds):  # read by the safety check until subscribed again
+                    self._wake(feed)
+                if loop.time() - connected_at < 1.0:  # lost at once (refused?): do not hammer Redis
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 1.0)
+                else:
+                    delay = 0.05
+        finally:
+            if self._links.get(link.name) is link:
+                del self._links[link.name]
+            if link.sub is not None:
+                link.sub.abort()
+            for feed in list(link.feeds):  # (closing) or left over: attached again when the map knows better
+                feed.link = None
 
     async def _connect(self, target: tuple[dict[str, Any], float]) -> _Subscriber:
         kw, timeout_s = target
@@ -436,31 +569,37 @@ class EventHub:
         return sub
 
     async def _safety_check(self) -> None:
-        """Forever: every ``check_s``, ping the subscriber connection (cut it when the previous ping got no answer)
+        """Forever: every ``check_s``, ping each subscriber connection (cut it when the previous ping got no answer)
         and read every feed not read meanwhile, spread over the interval (a burst of reads would delay the live
-        ones); every ``poll_s`` while there is no subscriber, read every feed."""
+        ones); every ``poll_s``, read every feed that has no subscriber connection now (Redis or its node
+        unreachable, a connection kind it cannot open), and attach again a feed that has no link."""
         loop = asyncio.get_running_loop()
-        tick = min(0.1, self._check_s)
-        last_ping = loop.time()
+        tick = min(0.1, self._check_s, self._poll_s)
+        last_ping = last_poll = loop.time()
         pending: list[_Feed] = []
         per_tick = 1
         while True:
-            await asyncio.sleep(tick if self._sub is not None else self._poll_s)
+            await asyncio.sleep(tick)
             now = loop.time()
-            sub = self._sub
-            if sub is None:
+            if now - last_poll >= self._poll_s:
+                last_poll = now
                 for feed in list(self._feeds.values()):
-                    self._wake(feed)
-                pending = []
-                continue
+                    if feed.link is None and not self._no_pubsub:
+                        self._attach(feed)
+                    if feed.link is None or feed.link.sub is None:
+                        self._wake(feed)
             if now - last_ping >= self._check_s:
                 last_ping = now
-                if sub.pong_due:
-                    log.warning("event subscriber: Redis did not answer a ping; reconnecting")
-                    sub.abort()
-                    continue
-                sub.pong_due = True
-                sub.send("PING")
+                for link in list(self._links.values()):
+                    sub = link.sub
+                    if sub is None:
+                        continue
+                    if sub.pong_due:
+                        log.warning("event subscriber: Redis %s did not answer a ping; reconnecting", link.name)
+                        sub.abort()
+                        continue
+                    sub.pong_due = True
+                    sub.send("PING")
             if not pending:
                 pending = list(self._feeds.values())
                 per_tick = max(1, math.ceil(len(pending) * tick / self._check_s))
@@ -478,8 +617,13 @@ class EventHub:
         tasks, self._tasks = self._tasks, []
         for task in tasks:
             task.cancel()
-        if self._sub is not None:
-            self._sub.abort()
+        links, self._links = list(self._links.values()), {}
+        for link in links:
+            if link.sub is not None:
+                link.sub.abort()
+            if link.task is not None:
+                link.task.cancel()
+                tasks.append(link.task)
         feeds, self._feeds, self._by_channel = list(self._feeds.values()), {}, {}
         for feed in feeds:
             for watcher in list(feed.watchers):
@@ -504,6 +648,10 @@ def _subscriber_target(client: aioredis.Redis | RedisCluster) -> tuple[dict[str,
     else:
         pool = client.connection_pool
         connection_class, kw = pool.connection_class, pool.connection_kwargs
+    return _node_target(connection_class, kw)
+
+
+def _node_target(connection_class: type, kw: dict[str, Any]) -> tuple[dict[str, Any], float] | None:
     if not HotPath.supports(connection_class, kw):
         return None
     return kw, kw.get("socket_connect_timeout") or 2.0

@@ -276,7 +276,11 @@ async def watch_storage(
     interval: float = HEALTH_INTERVAL_S,
     ping_timeout: float = HEALTH_PING_TIMEOUT_S,
 ) -> None:
-    """Forever: NOT_SERVING while Redis does not answer a PING within ``ping_timeout``, SERVING when it does."""
+    """Forever: NOT_SERVING while Redis does not answer a PING within ``ping_timeout``, SERVING when it does (the
+    referee, "" and STORAGE_SERVICE alike). On a Redis Cluster, each shard apart: ``watch_shards``."""
+    if referee.store.sharded_events:  # a Redis Cluster
+        await watch_shards(referee, health_servicer, interval, ping_timeout)
+        return
     serving: bool | None = None
     loop = asyncio.get_running_loop()
     while True:
@@ -295,7 +299,60 @@ async def watch_storage(
                 log.warning("storage unresponsive: NOT_SERVING")
             serving = ok
             await set_serving(health_servicer, ok)
+            await health_servicer.set(STORAGE_SERVICE, _status(ok))
         await asyncio.sleep(max(0.0, interval - (loop.time() - started)))  # a ping that timed out took long enough
+
+
+#: The health service name that is SERVING only while every shard of the storage can serve its games.
+STORAGE_SERVICE = f"{SERVICE_NAME}/storage"
+#: The prefix of one shard's health service name: ``rummy.v1.Referee/shard/0-5460`` (its slot ranges).
+SHARD_SERVICE_PREFIX = f"{SERVICE_NAME}/shard/"
+
+
+def _status(ok: bool) -> health_pb2.HealthCheckResponse.ServingStatus.ValueType:
+    return health_pb2.HealthCheckResponse.SERVING if ok else health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+async def watch_shards(
+    referee: Referee,
+    health_servicer: HealthServicer,
+    interval: float = HEALTH_INTERVAL_S,
+    ping_timeout: float = HEALTH_PING_TIMEOUT_S,
+) -> None:
+    """Forever, on a Redis Cluster: every ``interval``, each shard probed (``GameStore.shard_health``). A shard
+    whose master does not answer within ``ping_timeout`` is NOT_SERVING under ``rummy.v1.Referee/shard/<slots>``,
+    and so is STORAGE_SERVICE (degraded: some games cannot move); the referee ("" and ``rummy.v1.Referee``) stays
+    SERVING while any shard serves (every referee sees the same cluster: taking them all out of a load balancer
+    would stop the healthy shards' games too), NOT_SERVING when none does. A shard is SERVING again once it has
+    a master that answers (its replica promoted, the slot map refreshed)."""
+    loop = asyncio.get_running_loop()
+    known: dict[str, bool] = {}
+    overall: tuple[bool, bool] | None = None
+    while True:
+        started = loop.time()
+        shards = await referee.store.shard_health(ping_timeout) or {}
+        for name, ok in shards.items():
+            if known.get(name) != ok:
+                if ok:
+                    log.info("storage shard %s: SERVING", name)
+                else:
+                    log.warning("storage shard %s cannot serve its games: NOT_SERVING", name)
+                await health_servicer.set(SHARD_SERVICE_PREFIX + name, _status(ok))
+        for name in set(known) - set(shards):  # no longer a shard (the slots were moved)
+            await health_servicer.set(SHARD_SERVICE_PREFIX + name, health_pb2.HealthCheckResponse.SERVICE_UNKNOWN)
+        known = shards
+        now = (any(shards.values()), bool(shards) and all(shards.values()))
+        if now != overall:
+            if overall is None or now[0] != overall[0]:
+                await set_serving(health_servicer, now[0])
+            down = sorted(name for name, ok in shards.items() if not ok)
+            if now[1]:
+                log.info("storage: every shard serves: SERVING")
+            else:
+                log.warning("storage degraded: shard(s) %s cannot serve their games", ", ".join(down) or "all")
+            await health_servicer.set(STORAGE_SERVICE, _status(now[1]))
+            overall = now
+        await asyncio.sleep(max(0.0, interval - (loop.time() - started)))
 
 
 async def shutdown(

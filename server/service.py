@@ -429,6 +429,8 @@ class Referee:
                     raise CommitOutcomeUnknown(f"the request_id's record could not be read: {exc}") from exc
                 if recorded is None:
                     raise
+                if self.store.wait_replicas:  # the answer says "done": only once the replicas have it too
+                    await self.store.wait_replicated(game_id, recorded)
                 self.tallies.replays += 1
                 return await self._answer_of(game, seat, recorded, move)
             if isinstance(response, dict):

@@ -35,9 +35,10 @@ from typing import Any, Literal
 
 import redis.asyncio as aioredis
 import redis.exceptions as rexc
-from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.cluster import PipelineCommand, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
+from redis.crc import key_slot
 
 from server import deadlines
 from server.gamelog import LogEntry, decode_entry, event_payload
@@ -52,6 +53,8 @@ IDEM_KEY = 16
 SETTLE_READ_S = 1.0  # the most a lost commit's check read waits
 #: How long one storage operation may take before Redis counts as unresponsive (``serve --storage-timeout``).
 STORAGE_TIMEOUT_S = 1.0
+#: How long a move waits for its replicas' acknowledgement (``serve --wait-replicas-timeout``).
+WAIT_TIMEOUT_S = 1.0
 
 RedisClient = aioredis.Redis | RedisCluster
 
@@ -213,13 +216,17 @@ class GameStore:
         idem_ttl_s: int = 24 * 3600,
         op_timeout_s: float = STORAGE_TIMEOUT_S,
         unplayed_ttl_s: int = 3600,
+        wait_replicas: int = 0,
+        wait_timeout_s: float = WAIT_TIMEOUT_S,
     ) -> None:
         """``finished_ttl_s``: how long a finished game is kept; ``idle_ttl_s``: how long an unfinished game is kept
         after its last move; ``unplayed_ttl_s``: how long a new game is kept if no move comes (the first move gives
         it the idle time); ``idem_ttl_s``: how long a game's idempotency records are kept after its last move with
         a request_id (0: as long as the game); 0 for ever. At most 10 years (Redis refuses much larger expiries).
         ``op_timeout_s``: the storage timeout, the longest any operation waits for Redis (less when the caller's
-        deadline comes first: ``server.deadlines``)."""
+        deadline comes first: ``server.deadlines``). ``wait_replicas``: a move (or a creation) is answered as done
+        only once that many replicas of the game's node acknowledge it (Redis ``WAIT``, at most
+        ``wait_timeout_s``): ``GameStore.wait_replicated``."""
         if not 0 < op_timeout_s <= 3600:
             raise ValueError(f"the storage timeout is more than 0 and at most 3600 seconds, not {op_timeout_s}")
         for ttl in (finished_ttl_s, idle_ttl_s, unplayed_ttl_s, idem_ttl_s):
@@ -235,6 +242,12 @@ class GameStore:
         self._commit = client.register_script(_script("commit_move.lua"))
         self._hot = _hot_path(client)
         self._join = client.register_script(_script("join_seat.lua"))
+        if wait_replicas < 0 or not 0 < wait_timeout_s <= 3600:
+            raise ValueError("wait_replicas is 0 or more and the wait's timeout more than 0 and at most 3600 s")
+        self.wait_replicas = wait_replicas
+        self.wait_timeout_s = wait_timeout_s
+        # a Redis Cluster: commits publish on the game's shard only (SPUBLISH), read by one subscriber per shard
+        self.sharded_events = isinstance(client, RedisCluster)
         # Redis's clock minus ours (seconds), and how far off that may be: measured by ping() and the first commit
         self._clock_offset: float | None = None
         self._clock_error = 0.0
@@ -255,6 +268,36 @@ class GameStore:
         async with _redis_errors(timeout_s or self.op_timeout_s):
             await self._measure_clock()
 
+    async def shard_health(self, timeout_s: float | None = None) -> dict[str, bool] | None:
+        """Of a Redis Cluster: whether each shard can serve its games now, by shard name (its slot ranges as the
+        client's slot map has them, "0-5460": the same across a failover, whichever node is its master). A shard
+        serves when its master answers a read of a key in its slots within ``timeout_s`` (by default the storage
+        timeout): a dead master fails until its replica is promoted and the slot map refreshed. None for a
+        standalone Redis (``ping`` tells)."""
+        client = self.client
+        if not isinstance(client, RedisCluster):
+            return None
+        seconds = timeout_s or self.op_timeout_s
+        try:
+            async with _redis_errors(seconds):
+                if client._initialize:
+                    await client.initialize()
+        except StoreUnavailable:
+            return {}  # no node answers at all
+        shards = _shards(client)
+
+        async def probe(key: str) -> bool:
+            try:
+                async with _redis_errors(seconds):
+                    await client.exists(key)
+                return True
+            except StoreUnavailable:
+                return False
+
+        names = list(shards)
+        found = await asyncio.gather(*(probe(shards[name]) for name in names))
+        return dict(zip(names, found, strict=True))
+
     async def _measure_clock(self) -> None:
         before = time.time()
         seconds, micros = await self.client.time()
@@ -272,6 +315,8 @@ class GameStore:
         args.append(deal_entry)
         async with self._op():
             created = await self._create(keys=game_keys(game_id), args=args)
+        if created and self.wait_replicas:
+            await self.wait_replicated(game_id, 0)
         return bool(created)
 
     async def load(self, game_id: str) -> StoredGame | None:
@@ -321,7 +366,8 @@ class GameStore:
         fence_ms = int((fence + self._clock_offset) * 1000)
         ttl = self.finished_ttl_s if match_over else self.idle_ttl_s
         args: list[str | bytes | int] = [
-            base_version, state_json, commit_id, fence_ms, idem, ttl, self.idem_ttl_s, joins, entry
+            base_version, state_json, commit_id, fence_ms, idem, ttl, self.idem_ttl_s, joins, entry,
+            "s" if self.sharded_events else "",
         ]  # fmt: skip
         keys = game_keys(game_id)
         try:
@@ -335,9 +381,43 @@ class GameStore:
                 raise  # never written: not applied
             return await self._settle(game_id, base_version, commit_id, fence, exc)
         kind = outcome.decode()
+        if kind in ("ok", "dup") and self.wait_replicas:
+            await self.wait_replicated(game_id, int(value))
         if kind in ("ok", "dup", "conflict", "missing", "late"):
             return CommitResult(kind, version=int(value))
         raise RuntimeError(f"commit_move.lua returned {outcome!r}")
+
+    async def wait_replicated(self, game_id: str, version: int) -> None:
+        """Return once ``wait_replicas`` replicas of the game's node hold the game at ``version`` or later (Redis
+        ``WAIT``, at most ``wait_timeout_s``); raise CommitOutcomeUnknown when they do not acknowledge it in time
+        or the node no longer has that version (a failover between the commit and this wait).
+
+        WAIT covers the writes made on its own connection, and the commit may have gone over another (the hot
+        path, another process): so on one connection to the game's node, a script first rewrites the game's
+        ``commit`` field with its own value (a write, replicated after the commit, which that node had already
+        run) when the game is at ``version`` or later, then WAIT. Once the replicas acknowledge that write they
+        hold the commit too."""
+        wait_ms = max(1, int(self.wait_timeout_s * 1000))
+        commands: list[tuple[Any, ...]] = [
+            ("EVAL", _TOUCH_SCRIPT, 1, game_key(game_id), version),
+            ("WAIT", self.wait_replicas, wait_ms),
+        ]
+        try:
+            async with _redis_errors(self.op_timeout_s + self.wait_timeout_s):
+                touched, acked = await _on_node_of(self.client, game_key(game_id), commands)
+        except StoreUnavailable as exc:
+            raise CommitOutcomeUnknown(f"the replicas' acknowledgement did not come: {exc}") from exc
+        if isinstance(touched, BaseException) or isinstance(acked, BaseException):
+            error = touched if isinstance(touched, BaseException) else acked
+            if _unavailable(error, self.wait_timeout_s) is None:
+                raise error
+            raise CommitOutcomeUnknown(f"the replicas' acknowledgement did not come: {error}") from error
+        if not touched:
+            raise CommitOutcomeUnknown(f"the game's node no longer has version {version} (a failover?)")
+        if int(acked) < self.wait_replicas:
+            raise CommitOutcomeUnknown(
+                f"{acked} of {self.wait_replicas} replicas acknowledged the write within {self.wait_timeout_s:g}s"
+            )
 
     async def _settle(
         self, game_id: str, base_version: int, commit_id: str, fence: float, cause: StoreUnavailable
@@ -469,6 +549,78 @@ class GameStore:
         """Seconds until the game expires; -1 when it does not expire, -2 when it does not exist."""
         async with self._op():
             return int(await self.client.ttl(game_key(game_id)))
+
+
+#: Rewrite the game's ``commit`` field with its own value (a replicated write) if the game is at ARGV[1] or later.
+_TOUCH_SCRIPT = """
+local v = tonumber(redis.call("HGET", KEYS[1], "version") or "-1")
+if v < tonumber(ARGV[1]) then return 0 end
+redis.call("HSET", KEYS[1], "commit", redis.call("HGET", KEYS[1], "commit") or "")
+return 1
+"""
+
+
+async def _on_node_of(client: RedisClient, key: str, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Run ``commands`` in order on one connection to the node (of a cluster: the master of ``key``'s slot); the
+    replies, an error reply as its exception. A stale slot map (MOVED) is refreshed, and the call fails
+    StoreUnavailable (nothing was run there: the node refused the key)."""
+    if isinstance(client, RedisCluster):
+        if client._initialize:  # first use, or a failure asked for a new slot map
+            await client.initialize()
+        node = client.get_node_from_key(key)
+        if node is None:
+            raise StoreUnavailable(f"no node serves the slot of {key} now")
+        pipeline = [PipelineCommand(i, *command) for i, command in enumerate(commands)]
+        try:
+            await node.execute_pipeline(pipeline)
+        except (rexc.ConnectionError, rexc.TimeoutError, OSError):
+            client._initialize = True  # the node is gone (a failover?): a new slot map for the next command
+            raise
+        results = [command.result for command in pipeline]
+        if any(isinstance(r, rexc.MovedError | rexc.AskError | rexc.ClusterDownError) for r in results):
+            client._initialize = True  # refreshed by the next command
+            raise StoreUnavailable(f"the slot of {key} is served elsewhere now: {results[0]}")
+        if any(isinstance(r, rexc.ConnectionError | rexc.TimeoutError) for r in results):
+            client._initialize = True
+        return results
+    async with client.pipeline(transaction=False) as pipe:
+        for command in commands:
+            pipe.execute_command(*command)
+        return list(await pipe.execute(raise_on_error=False))
+
+
+_shard_cache: dict[int, tuple[Any, dict[str, str]]] = {}
+
+
+def _shards(client: RedisCluster) -> dict[str, str]:
+    """Each shard of the client's slot map (named by its slot ranges: "0-5460", "0-99,5000-5460"), with a key of
+    its first slot to probe it by."""
+    slots = client.nodes_manager.slots_cache
+    # the map changes as a whole (a new map) or slot by slot (MOVED): a sample of its owners tells
+    owners = (slots.get(slot) for slot in range(0, 16384, 64))
+    sample = (id(slots), len(slots), tuple(nodes[0].name if nodes else "" for nodes in owners))
+    cached = _shard_cache.get(id(client))
+    if cached is not None and cached[0] == sample:
+        return cached[1]
+    ranges: dict[str, list[list[int]]] = {}
+    for slot in sorted(slots):
+        nodes = slots[slot]
+        if not nodes:
+            continue
+        owned = ranges.setdefault(nodes[0].name, [])
+        if owned and owned[-1][1] == slot - 1:
+            owned[-1][1] = slot
+        else:
+            owned.append([slot, slot])
+    shards = {}
+    for owned in ranges.values():
+        name = ",".join(f"{lo}-{hi}" for lo, hi in owned)
+        n = 0
+        while not owned[0][0] <= key_slot(f"health:{{{n}}}".encode()) <= owned[0][1]:
+            n += 1
+        shards[name] = f"health:{{{n}}}"
+    _shard_cache[id(client)] = (sample, shards)
+    return shards
 
 
 def find_idem(records: bytes, key: bytes) -> int | None:

@@ -22,6 +22,8 @@ ARGV[7]  seconds to keep the idempotency records from now on, or "0": as long as
 ARGV[8]  the number of seats joined (field "joins") when the game was loaded: a join since then changed the seats
          shown in the move's answer, so the move is retried from a new load
 ARGV[9]  the log entry of the new version
+ARGV[10] "s": publish the new version with SPUBLISH (a Redis Cluster: the notification stays on the game's
+         shard), else (or absent) PUBLISH
 
 Returns one of
   {"ok", new_version}        committed (or: this very commit id had already committed)
@@ -103,5 +105,9 @@ if key ~= "" then
     redis.call("SET", idem, (records or "") .. key .. packed)
   end
 end
-redis.call("PUBLISH", KEYS[1] .. ":ev", version)
+if ARGV[10] == "s" then
+  redis.call("SPUBLISH", KEYS[1] .. ":ev", version)
+else
+  redis.call("PUBLISH", KEYS[1] .. ":ev", version)
+end
 return {"ok", version}
