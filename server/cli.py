@@ -31,7 +31,7 @@ from server.bot_host import BotHost, HostSettings
 from server.bot_seats import BotSeats
 from server.cache import STATE_CACHE_GAMES, STATE_CACHE_MIB, StateCache
 from server.durability import MODES, DurabilityError, check_durability
-from server.grpc_api import SERVICE_NAME, create_server, set_serving, shutdown, watch_storage
+from server.grpc_api import SERVICE_NAME, RefereeHealth, create_server, set_serving, shutdown, watch_storage
 from server.http_server import HttpServer, create_http_app
 from server.limits import LimitInterceptor, Limits
 from server.logs import FORMATS, configure
@@ -422,7 +422,7 @@ async def serve(args: argparse.Namespace) -> None:
         states = StateCache(args.state_cache_games, args.state_cache_mib)
         referee = Referee(store, organizer_token=args.organizer_token or None, max_open_games=args.max_open_games,
                           states=states)  # fmt: skip
-        health = HealthServicer()
+        health = RefereeHealth()
         limits = Limits(
             requests_per_s=args.requests_per_second,
             request_burst=max(1, args.request_burst),

@@ -43,7 +43,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from server.errors import ShuttingDown, TooMuch
 from server.hotpath import HotPath, resp
-from server.store import GameStore, StoredEvent, StoreUnavailable
+from server.store import GameStore, StoredEvent, StoreUnavailable, refresh_slot_map
 
 log = logging.getLogger("rummy_referee")
 
@@ -171,7 +171,6 @@ class EventHub:
         self._links: dict[str, _Link] = {}  # subscriber connections by node name ("": a standalone Redis)
         self._sharded = store.sharded_events
         self._no_pubsub = False  # a connection kind the subscriber cannot open (TLS): every feed is polled
-        self._refreshed_at = -1.0  # event loop time of the last slot map refresh
         self._buffered = 0  # bytes queued for all watchers
         self._closed = False
         self._streams = 0
@@ -444,18 +443,8 @@ class EventHub:
             return None
 
     async def _refresh_map(self) -> None:
-        """A new slot map for the cluster client (at most once in 0.2 s): after a failover, the masters now."""
-        client = self._store.client
-        loop = asyncio.get_running_loop()
-        if not isinstance(client, RedisCluster) or loop.time() - self._refreshed_at < 0.2:
-            return
-        self._refreshed_at = loop.time()
-        try:
-            async with asyncio.timeout(2.0):
-                client._initialize = True  # what redis-py itself does on a lost node
-                await client.initialize()
-        except (OSError, TimeoutError, rexc.RedisError) as exc:
-            log.warning("event subscriber: could not refresh the cluster's slot map (%s)", exc)
+        """A new slot map for the cluster client: after a failover, the masters now."""
+        await refresh_slot_map(self._store.client)
 
     def _reroute(self, link: _Link) -> None:
         """Move the link's feeds whose slot another node serves now to that node's connection."""

@@ -256,6 +256,15 @@ def create_server(
     return server, port
 
 
+class RefereeHealth(HealthServicer):  # type: ignore[misc]
+    """grpc's asyncio health servicer, with List: every service name and its status (a cluster's shards: what
+    ``rummy-referee health`` prints)."""
+
+    async def List(self, request: health_pb2.HealthListRequest, context: object) -> health_pb2.HealthListResponse:
+        statuses = {name: health_pb2.HealthCheckResponse(status=status) for name, status in self._server_status.items()}
+        return health_pb2.HealthListResponse(statuses=statuses)
+
+
 async def set_serving(health_servicer: HealthServicer, serving: bool) -> None:
     """Report the referee (and the server as a whole, "") as SERVING or NOT_SERVING."""
     status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING

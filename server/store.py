@@ -116,6 +116,67 @@ class _BoundedPool(aioredis.BlockingConnectionPool):
             raise
 
 
+class FailoverCluster(RedisCluster):
+    """redis-py's cluster client, but a failover on one shard does not stall the others. redis-py rebuilds its slot
+    map (CLUSTER SLOTS, then COMMAND) after any lost connection, and every command of every shard waits for that
+    first; a caller's timeout that cancels it closes every connection of every node. Here only the first map is
+    awaited: a later rebuild runs in the background, one at a time, at most every ``REFRESH_S`` (a rebuild makes
+    every connection reconnect), shielded from the callers' timeouts, the command table kept; meanwhile commands
+    use the map they have (those of a dead master fail fast, the others go on), and the new map serves them once
+    it is made."""
+
+    REFRESH_S = 0.5
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._mapped = False
+        self._refresher: asyncio.Future[None] | None = None
+        self._refreshed_at = 0.0
+
+    async def initialize(
+        self, additional_startup_nodes_info: Any = None, last_failed_node_name: str | None = None
+    ) -> RedisCluster:
+        if not self._initialize:
+            return self
+        if not self._mapped:
+            await super().initialize(additional_startup_nodes_info, last_failed_node_name)
+            self._mapped = True
+            return self
+        self.refresh_soon(last_failed_node_name)
+        return self
+
+    def refresh_soon(self, last_failed_node_name: str | None = None) -> asyncio.Future[None]:
+        """The background rebuild of the slot map (started now unless one is under way)."""
+        if self._refresher is None or self._refresher.done():
+            self._refresher = asyncio.ensure_future(self._refresh(last_failed_node_name))
+        return self._refresher
+
+    async def _refresh(self, last_failed_node_name: str | None) -> None:
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(max(0.0, self._refreshed_at + self.REFRESH_S - loop.time()))
+        self._refreshed_at = loop.time()
+        try:
+            async with asyncio.timeout(5.0):
+                await self.nodes_manager.initialize(last_failed_node_name=last_failed_node_name)
+            self._initialize = False
+        except (rexc.RedisError, OSError, TimeoutError):  # no node answered: the next failure asks again
+            pass
+
+
+async def refresh_slot_map(client: RedisClient, timeout_s: float = 2.0) -> None:
+    """Rebuild a cluster client's slot map now (after a failover: the new masters) and wait for it (at most
+    ``timeout_s``); nothing for a standalone client."""
+    if isinstance(client, FailoverCluster):
+        client._initialize = True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(client.refresh_soon()), timeout_s)
+    elif isinstance(client, RedisCluster):
+        client._initialize = True
+        with contextlib.suppress(TimeoutError, rexc.RedisError, OSError):
+            async with asyncio.timeout(timeout_s):
+                await client.initialize()
+
+
 def connect(
     url: str,
     *,
@@ -134,7 +195,7 @@ def connect(
     # Few, quick retries: a Redis that is down must become UNAVAILABLE in well under a second, not after 10 tries.
     retry = Retry(ExponentialBackoff(cap=0.05, base=0.01), 2)
     if cluster:
-        return RedisCluster.from_url(url, socket_timeout=None, socket_connect_timeout=2.0, retry=retry)
+        return FailoverCluster.from_url(url, socket_timeout=None, socket_connect_timeout=2.0, retry=retry)
     pool = _BoundedPool.from_url(url, max_connections=max_connections, timeout=pool_timeout_s, socket_timeout=None,
                                  socket_connect_timeout=2.0, retry=retry)  # fmt: skip
     return aioredis.Redis.from_pool(pool)
@@ -272,8 +333,9 @@ class GameStore:
         """Of a Redis Cluster: whether each shard can serve its games now, by shard name (its slot ranges as the
         client's slot map has them, "0-5460": the same across a failover, whichever node is its master). A shard
         serves when its master answers a read of a key in its slots within ``timeout_s`` (by default the storage
-        timeout): a dead master fails until its replica is promoted and the slot map refreshed. None for a
-        standalone Redis (``ping`` tells)."""
+        timeout), and, with ``wait_replicas``, has that many replicas linked: a dead master fails until its replica
+        is promoted and the slot map refreshed (and with ``wait_replicas``, until the new master has its replicas).
+        None for a standalone Redis (``ping`` tells)."""
         client = self.client
         if not isinstance(client, RedisCluster):
             return None
@@ -290,6 +352,10 @@ class GameStore:
             try:
                 async with _redis_errors(seconds):
                     await client.exists(key)
+                    if self.wait_replicas:  # a move is answered once replicas have it: so many must be linked
+                        node = client.get_node_from_key(key)
+                        role: Any = await client.execute_command("ROLE", target_nodes=node)
+                        return len(role[2]) >= self.wait_replicas
                 return True
             except StoreUnavailable:
                 return False
