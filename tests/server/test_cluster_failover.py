@@ -47,7 +47,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     """Three masters, one replica each; ``cluster-require-full-coverage no`` (as docs/design.md asks of a
     production cluster): the healthy shards keep serving while one has no master."""
     made = start_cluster(tmp_path_factory.mktemp("failover"), appendfsync="always",
-                         extra_args=["--cluster-require-full-coverage", "no"])  # fmt: skip
+                         extra_args=["--cluster-require-full-coverage", "no",
+                                     "--repl-diskless-sync-delay", "0"])  # a node back syncs at once  # fmt: skip
     try:
         yield made
     finally:
