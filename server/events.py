@@ -8,6 +8,12 @@ events with ``GameStore.events_since`` from the feed's cursor, over at most ``RE
 client's pool at a time, then hand each event to every watcher of the game. So the Redis connections of a process
 are the pool's (bounded) plus one, for 10 or 10,000 watched games.
 
+On a Redis Cluster, sharded: the commit publishes with SPUBLISH (the message stays on the game's shard) and the
+hub keeps one subscriber connection per master (a ``_Link``), SSUBSCRIBEd to the channels of the watched games
+that master serves. A link whose connection is lost (a failover) rebuilds the slot map and moves its feeds to the
+new master's link, each read again from its cursor once subscribed there; only the feeds of a node still
+unreachable end, and the other shards' streams are not touched.
+
 No gap, no duplicate. A watcher registers with the game's feed first, then reads the backlog after its own
 position, then takes what the feed hands it, dropping what it has already delivered (positions only increase).
 A feed's cursor is never past the end of the stream at the moment the watcher registered, and the feed reads
