@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.redis_cluster import LocalCluster
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, expect_error, md
 from tests.server.webkit import SERVICE, envelope
@@ -150,3 +151,20 @@ def test_an_idle_game_expires_and_its_watchers_streams_end(lasting: ServerThread
     finally:
         first.close()
         second.close()
+
+
+def test_watched_games_on_every_node_of_a_redis_cluster_expire(redis_cluster: LocalCluster) -> None:
+    """The look is one pipeline per node: games spread over the three masters are all found gone."""
+    server = ServerThread(redis_cluster.url, unplayed_ttl_s=UNPLAYED_S)
+    client = Client(server.address)
+    try:
+        games = [client.create("gin", allow_spectators=True) for _ in range(9)]
+        nodes = {redis_cluster.master_for_key(f"game:{{{g.game_id}}}").port for g in games}
+        watches = [grpc_watch(client, game, game.spectator) for game in games]
+        for watch in watches:
+            watch.join()
+            assert watch.kinds == ["snapshot", "game_abandoned"] and watch.status == "OK", watch.kinds
+        assert len(nodes) >= 2, "the games all fell on one node"
+    finally:
+        client.close()
+        server.stop()
