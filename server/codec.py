@@ -18,6 +18,7 @@ import engine
 from engine.errors import excerpt
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.delay import SpectatorDelay
 from server.errors import BadRequest, Unauthenticated
 from server.memo import Memo
 from server.model import GameSpec, SeatSpec
@@ -158,6 +159,7 @@ def game_spec_from_proto(req: rpb.CreateGameRequest) -> GameSpec:
         allow_spectators=req.allow_spectators,
         presets=tuple(deal_from_proto(d) for d in req.preset_deals),
         seed=req.seed or None,
+        spectator_delay=SpectatorDelay(req.spectator_delay.moves, req.spectator_delay.until_hand_end),
     )
 
 
@@ -192,6 +194,7 @@ def settings_to_proto(settings: Mapping[str, Any]) -> pb.GameSettings:
         organizer_deals=settings["organizer_deals"],
         seed_commitment=settings.get("seed_commitment", ""),
         seed=bytes.fromhex(settings.get("seed", "")),
+        spectator_delay=pb.SpectatorDelay(**settings["spectator_delay"]) if settings.get("spectator_delay") else None,
         preset_deals=[
             pb.PresetDeal(
                 dealer=d["dealer"], hands=[pb.Cards(cards=h) for h in d["hands"]], upcard=d["upcard"], stock=d["stock"]

@@ -30,6 +30,10 @@ resumes from the last event it got, with no gap). Failures: a read that fails is
 then the game's watchers end with the error as it is (STORAGE_UNAVAILABLE, STORAGE_BUSY, ...); a subscriber
 connection that is lost and cannot be made again at once means Redis is unreachable: every watcher ends with
 STORAGE_UNAVAILABLE (and resumes later), and the subscriber keeps trying to reconnect by itself.
+
+Expiry. A watched game whose keys expire (``--idle-ttl``, ``--unplayed-ttl``) is noticed by ``server.expiry``
+(its PTTL says when to look; one pipelined look for all games due): its watchers end with ``GameGone``, which
+``Referee.watch`` turns into a last event (``game_expired`` or ``game_abandoned``) and a clean end.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ import redis.exceptions as rexc
 from redis.asyncio.cluster import RedisCluster
 
 from server.errors import ShuttingDown, TooMuch
+from server.expiry import ExpiryWatch, GameGone
 from server.hotpath import HotPath, resp
 from server.store import GameStore, StoredEvent, StoreUnavailable, refresh_slot_map
 
@@ -183,6 +188,7 @@ class EventHub:
         self._no_streams = asyncio.Event()
         self._no_streams.set()
         self.subscriber_connects = 0  # connections made by the subscriber (tests and figures)
+        self._expiry = ExpiryWatch(store)  # watched games whose keys expire end their watchers (server.expiry)
 
     @contextlib.asynccontextmanager
     async def stream(self) -> AsyncIterator[None]:
@@ -272,7 +278,17 @@ class EventHub:
         feed = self._feeds[game_id] = _Feed(game_id, cursor)
         self._by_channel[feed.channel] = feed
         self._attach(feed)
+        self._expiry.track(game_id)
         return feed
+
+    def _is_watched(self, game_id: str) -> bool:
+        return game_id in self._feeds
+
+    def _gone(self, game_id: str) -> None:
+        """The game's keys expired: its watchers end with GameGone once they have sent what they hold."""
+        feed = self._feeds.get(game_id)
+        if feed is not None:
+            self._fail(feed, GameGone(game_id, feed.cursor))
 
     def _unregister(self, feed: _Feed, watcher: _Watcher) -> None:
         feed.watchers.discard(watcher)
@@ -364,6 +380,8 @@ class EventHub:
         feed.read_at = asyncio.get_running_loop().time()
         while True:
             page = await self._read(feed.game_id, feed.cursor, BACKLOG_PAGE)
+            if page and page[-1].version > feed.cursor[0]:  # a move: it set the game's expiry again
+                self._expiry.moved(feed.game_id)
             for event in page:
                 position = (event.version, event.index)
                 if position > feed.cursor:
@@ -382,6 +400,7 @@ class EventHub:
         self._slots = asyncio.Semaphore(READ_SLOTS)
         self._tasks = [asyncio.ensure_future(self._worker()) for _ in range(READ_SLOTS)]
         self._tasks.append(asyncio.ensure_future(self._safety_check()))
+        self._tasks.append(asyncio.ensure_future(self._expiry.run(self._is_watched, self._gone)))
 
     def _on_message(self, sub: _Subscriber, message: Any) -> None:
         if isinstance(message, list) and message:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import engine
+from server.delay import NO_DELAY, SpectatorDelay
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +30,7 @@ class GameSpec:
     allow_spectators: bool = False
     presets: tuple[engine.Deal, ...] = field(default=())
     seed: bytes | None = None
+    spectator_delay: SpectatorDelay = NO_DELAY
 
 
 @dataclass(frozen=True, slots=True)

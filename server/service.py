@@ -42,6 +42,7 @@ from server.cache import (
     public_seats,
     seats_at,
 )
+from server.delay import NO_DELAY, DelayedStates, SpectatorDelay, hold_back
 from server.errors import (
     BadRequest,
     GameNotFound,
@@ -52,6 +53,7 @@ from server.errors import (
     Unauthenticated,
 )
 from server.events import EventHub
+from server.expiry import GameGone
 from server.gamelog import encode_entry
 from server.memo import Memo
 from server.model import Caller, GameSpec, SeatSpec
@@ -170,6 +172,7 @@ class Referee:
         self._max_attempts = max_attempts
         self._states = states or StateCache()
         self.tallies = Tallies()
+        self._delayed = DelayedStates(store.log_entries)  # the spectators' views of games with a delay
         self.bot_seats = bot_seats or BotSeats(store.client, op_timeout_s=store.op_timeout_s)
         #: Called after a game with house-bot seats is created (this process's bot host looks at once).
         self.on_bot_seats: Callable[[], None] | None = None
@@ -245,6 +248,9 @@ class Referee:
             "organizer_deals": meta["organizer_deals"],
             "seed_commitment": seed_commitment(game.game_id, state.seed, state.presets),
         }
+        delay = SpectatorDelay.of_meta(meta)
+        if delay.active:
+            settings["spectator_delay"] = delay.to_dict()
         if reveal and state.phase == "match_over":
             settings["seed"] = state.seed.hex()
             settings["preset_deals"] = [p.to_dict() for p in state.presets]
@@ -298,6 +304,7 @@ class Referee:
             "spectator": token_hash(spectator_token) if spectator_token else "",
             "spectators": spec.allow_spectators,
             "organizer_deals": bool(spec.presets or spec.seed is not None),
+            **({"delay": spec.spectator_delay.to_dict()} if spec.spectator_delay.active else {}),
         }
         stored_state, stored_config = progress_json(state), config_json(state)
         stored_meta = json.dumps(meta, separators=(",", ":"))
@@ -365,10 +372,21 @@ class Referee:
         game = await self._load(game_id)
         caller = self.authorize(game, token)
         state = self._states.get(game)
-        return {
-            "view": self._view(game, state, game.version, caller.viewer, caller.role),
-            "settings": self._settings(game, state),
-        }
+        if caller.role == "spectator":
+            version, _, shown = await self._released(game, state)
+            view = self._view(game, shown, version, caller.viewer, caller.role)
+        else:
+            view = self._view(game, state, game.version, caller.viewer, caller.role)
+        return {"view": view, "settings": self._settings(game, state)}
+
+    async def _released(self, game: StoredGame, state: engine.GameState) -> tuple[int, int, engine.GameState]:
+        """What a spectator may see of ``game`` (at ``state``): the released version (server.delay), the last hand
+        end at or before it (0 when unknown or unused), and the state at that version."""
+        delay = SpectatorDelay.of_meta(parsed_meta(game.meta))
+        if not delay.active or state.phase == "match_over":
+            return game.version, 0, state
+        version, last_hand_end, held = await self._delayed.released(game.game_id, game.config, delay, game.version)
+        return version, last_hand_end, state if held is None else held
 
     async def validate_move(
         self, game_id: str, token: str | None, move: engine.Move, expected_version: int | None
@@ -556,22 +574,32 @@ class Referee:
         game = await self._load(game_id)
         caller = self.authorize(game, token)
         state = self._states.get(game)
+        version, shown, last_hand_end = game.version, state, 0
+        delay = SpectatorDelay.of_meta(parsed_meta(game.meta)) if caller.role == "spectator" else NO_DELAY
+        held_back = delay.active and state.phase != "match_over"
+        if held_back:  # the version this spectator may see (server.delay), not the live one
+            version, last_hand_end, shown = await self._released(game, state)
         if after_version is None:
             if after_index is not None:
                 raise BadRequest("INVALID_POSITION", "after_index needs after_version")
-            yield {"snapshot": self._view(game, state, game.version, caller.viewer, caller.role)}
-            after_version = game.version
-        elif after_version > game.version:
-            raise BadRequest("VERSION_AHEAD", f"the game is at version {game.version}, not {after_version} yet")
+            yield {"snapshot": self._view(game, shown, version, caller.viewer, caller.role)}
+            after_version = version
+        elif after_version > version:
+            raise BadRequest("VERSION_AHEAD", f"the game is at version {version}, not {after_version} yet")
         position = (after_version, MAX_SEQ if after_index is None else after_index)
         # A finished game gets no new event: what is left is read straight from the stream.
         feed = self._rest(game_id, position) if state.phase == "match_over" else self.hub.follow(game_id, position)
+        if held_back:  # each event once its version is released
+            feed = hold_back(feed, delay, game.version, last_hand_end)
         async with contextlib.aclosing(feed):  # stop following (unregister) as soon as the watch ends
-            async for stored in feed:
-                event = self._event_for(stored, caller.viewer)
-                yield {"event": event}
-                if event["kind"] == "match_ended":
-                    return
+            try:
+                async for stored in feed:
+                    event = self._event_for(stored, caller.viewer)
+                    yield {"event": event}
+                    if event["kind"] == "match_ended":
+                        return
+            except GameGone as gone:  # its keys expired: a last event, and the stream ends (OK)
+                yield {"event": _gone_event(gone)}
 
     async def _rest(self, game_id: str, position: tuple[int, int]) -> AsyncGenerator[StoredEvent, None]:
         while page := await self.store.events_since(game_id, position, count=REPLAY_PAGE):
@@ -671,6 +699,15 @@ def _idem_key(token: str, request_id: str) -> bytes:
     """The idempotency key of ``request_id`` sent with ``token``: 16 bytes of a hash of both (a record never says
     which token or request_id it is for)."""
     return hashlib.sha256(b"%s\0%s" % (token.encode(), request_id.encode())).digest()[:IDEM_KEY]
+
+
+def _gone_event(gone: GameGone) -> dict[str, Any]:
+    """The last event of a watch whose game expired (never in the log): ``game_abandoned`` when no move was ever
+    made (it expired by --unplayed-ttl, or an organizer's game by --idle-ttl, at version 0), else
+    ``game_expired`` (--idle-ttl after its last move). Placed right after the last event of the game."""
+    version, index = gone.position
+    kind = "game_abandoned" if version == 0 else "game_expired"
+    return {"kind": kind, "seat": -1, "version": version, "index": index + 1}
 
 
 def _old_format(game_id: str) -> NotAllowedNow:

@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Literal
@@ -610,6 +610,16 @@ class GameStore:
         """Whether the game hash exists."""
         async with self._op():
             return bool(await self.client.exists(game_key(game_id)))
+
+    async def pttls(self, game_ids: Sequence[str]) -> list[int]:
+        """The PTTL of each game's hash, in one pipeline (a Cluster client sends one to each node holding some of
+        them): milliseconds left, -1 when it does not expire, -2 when it does not exist."""
+        pipe: Any = self.client.pipeline(transaction=False)
+        for game_id in game_ids:
+            pipe.pttl(game_key(game_id))
+        async with self._op():
+            replies = await pipe.execute()
+        return [int(r) for r in replies]
 
     async def ttl(self, game_id: str) -> int:
         """Seconds until the game expires; -1 when it does not expire, -2 when it does not exist."""

@@ -1125,7 +1125,8 @@ class Event(_message.Message):
     """Position among the events of that version, from 1."""
     kind: _builtins.str
     """hand_started, dealt, drew, passed, discarded, knocked, big_gin, melded, laid_off, declared, restocked,
-    resigned, hand_ended or match_ended.
+    resigned, hand_ended or match_ended; and, last of a watch stream only (never in the log): game_expired or
+    game_abandoned (the game's keys expired: docs/rules.md section 8).
     """
     seat: _builtins.int
     """The seat it concerns; absent when none (a drawn hand, the match end)."""
@@ -1225,6 +1226,7 @@ class GameSettings(_message.Message):
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     PRESET_DEALS_FIELD_NUMBER: _builtins.int
+    SPECTATOR_DELAY_FIELD_NUMBER: _builtins.int
     profile: _builtins.str
     """The profile name."""
     spectators_allowed: _builtins.bool
@@ -1249,6 +1251,10 @@ class GameSettings(_message.Message):
     def preset_deals(self) -> _containers.RepeatedCompositeFieldContainer[Global___PresetDeal]:
         """The organizer's preset deals, revealed with the seed (the commitment covers them)."""
 
+    @_builtins.property
+    def spectator_delay(self) -> Global___SpectatorDelay:
+        """How far behind the live game spectators are (CreateGame's spectator_delay; unset: no delay)."""
+
     def __init__(
         self,
         *,
@@ -1260,14 +1266,45 @@ class GameSettings(_message.Message):
         seed_commitment: _builtins.str = ...,
         seed: _builtins.bytes = ...,
         preset_deals: _abc.Iterable[Global___PresetDeal] | None = ...,
+        spectator_delay: Global___SpectatorDelay | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["spectator_delay", b"spectator_delay"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "organizer_deals", b"organizer_deals", "preset_deals", b"preset_deals", "profile", b"profile", "seats", b"seats", "seed", b"seed", "seed_commitment", b"seed_commitment", "spectators_allowed", b"spectators_allowed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "organizer_deals", b"organizer_deals", "preset_deals", b"preset_deals", "profile", b"profile", "seats", b"seats", "seed", b"seed", "seed_commitment", b"seed_commitment", "spectator_delay", b"spectator_delay", "spectators_allowed", b"spectators_allowed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GameSettings: _TypeAlias = GameSettings  # noqa: Y015
+
+@_typing.final
+class SpectatorDelay(_message.Message):
+    """What a spectator token sees of the game is held back: the game as it was `moves` versions ago, and/or only up
+    to the end of the last finished hand; the stricter of the two when both are set. Seats and the organizer are
+    unaffected; once the match is over everything is released. Applies to WatchGame (snapshot and events) and
+    GetGame (the view of the released version).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MOVES_FIELD_NUMBER: _builtins.int
+    UNTIL_HAND_END_FIELD_NUMBER: _builtins.int
+    moves: _builtins.int
+    """Spectators see the game this many moves (versions) behind, 0..1000 (0: no delay in moves)."""
+    until_hand_end: _builtins.bool
+    """Spectators see a hand only once it has ended (the versions after the last hand's end are held back)."""
+    def __init__(
+        self,
+        *,
+        moves: _builtins.int = ...,
+        until_hand_end: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["moves", b"moves", "until_hand_end", b"until_hand_end"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SpectatorDelay: _TypeAlias = SpectatorDelay  # noqa: Y015
 
 @_typing.final
 class PresetDeal(_message.Message):

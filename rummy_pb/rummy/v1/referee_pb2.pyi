@@ -53,6 +53,7 @@ class CreateGameRequest(_message.Message):
     ALLOW_SPECTATORS_FIELD_NUMBER: _builtins.int
     PRESET_DEALS_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    SPECTATOR_DELAY_FIELD_NUMBER: _builtins.int
     profile: _builtins.str
     """Profile name: gin (default when empty), gin-standard, oklahoma-gin, hollywood-gin, rummy, rummy-g4a
     (docs/rules.md section 6).
@@ -79,6 +80,10 @@ class CreateGameRequest(_message.Message):
     def preset_deals(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.PresetDeal]:
         """Organizer only: the deals of the first hands, in order (later hands are dealt at random)."""
 
+    @_builtins.property
+    def spectator_delay(self) -> _game_pb2.SpectatorDelay:
+        """Hold spectators back (unset: they see the game live). Pinned in GameSettings."""
+
     def __init__(
         self,
         *,
@@ -89,10 +94,11 @@ class CreateGameRequest(_message.Message):
         allow_spectators: _builtins.bool = ...,
         preset_deals: _abc.Iterable[_game_pb2.PresetDeal] | None = ...,
         seed: _builtins.bytes = ...,
+        spectator_delay: _game_pb2.SpectatorDelay | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match", "spectator_delay", b"spectator_delay"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_spectators", b"allow_spectators", "match", b"match", "options", b"options", "preset_deals", b"preset_deals", "profile", b"profile", "seats", b"seats", "seed", b"seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_spectators", b"allow_spectators", "match", b"match", "options", b"options", "preset_deals", b"preset_deals", "profile", b"profile", "seats", b"seats", "seed", b"seed", "spectator_delay", b"spectator_delay"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,170 @@
+"""Watched games that expire end their streams (server/expiry.py): a last event, ``game_abandoned`` (no move was
+ever made) or ``game_expired`` (idle after its last move), then a clean end (OK), over gRPC and over the HTTP
+port (Connect JSON), for every watcher at once; a watch of a game already gone keeps GAME_NOT_FOUND.
+
+Two referees share the suite's Redis: ``lasting`` keeps games as serve does by default, ``short`` has a short
+``--idle-ttl`` and ``--unplayed-ttl``. An expired game: created and first moved by ``lasting`` (so nothing can
+expire before the test is ready), watched through ``short``, whose move then gives it ``short``'s idle time."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Iterator
+
+import grpc
+import httpx
+import pytest
+
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.redis_cluster import LocalCluster
+from server.redis_launcher import RedisProcess
+from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, expect_error, md
+from tests.server.webkit import SERVICE, envelope
+
+IDLE_S = 2
+UNPLAYED_S = 3
+BOUND_S = 15.0  # failure bound: the stream must end this long after the expiry at the latest
+
+
+@pytest.fixture(scope="module")
+def lasting(redis_server: RedisProcess) -> Iterator[ServerThread]:
+    server = ServerThread(redis_server.url)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def short(redis_server: RedisProcess) -> Iterator[ServerThread]:
+    server = ServerThread(redis_server.url, http=True, unplayed_ttl_s=UNPLAYED_S, store_options={"idle_ttl_s": IDLE_S})
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class Watch:
+    """One watch stream read in a thread: what it got (kinds) and how it ended."""
+
+    def __init__(self) -> None:
+        self.kinds: list[str] = []
+        self.status = ""
+        self.ended_at = 0.0
+        self.started = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def join(self) -> None:
+        assert self.thread is not None
+        self.thread.join(UNPLAYED_S + BOUND_S)
+        assert not self.thread.is_alive(), f"the stream did not end (got {self.kinds})"
+
+
+def grpc_watch(client: Client, game: Game, token: str) -> Watch:
+    watch = Watch()
+
+    def read() -> None:
+        try:
+            for message in client.stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id), metadata=md(token)):
+                watch.kinds.append("snapshot" if message.HasField("snapshot") else message.event.kind)
+                watch.started.set()
+            watch.status = "OK"
+        except grpc.RpcError as exc:
+            watch.status = exc.code().name
+        watch.ended_at = time.monotonic()
+        watch.started.set()
+
+    watch.thread = threading.Thread(target=read, daemon=True)
+    watch.thread.start()
+    return watch
+
+
+def http_watch(http_url: str, game: Game, token: str) -> Watch:
+    """WatchGame over Connect JSON; the end-of-stream message is {} when the stream ended OK."""
+    watch = Watch()
+
+    def read() -> None:
+        headers = {"authorization": f"Bearer {token}", "content-type": "application/connect+json"}
+        body = envelope(json.dumps({"gameId": game.game_id}).encode())
+        buffer = b""
+        with httpx.Client(base_url=http_url, timeout=60.0) as http, \
+                http.stream("POST", f"/{SERVICE}/WatchGame", content=body, headers=headers) as reply:  # fmt: skip
+            for chunk in reply.iter_bytes():
+                buffer += chunk
+                while len(buffer) >= 5 and len(buffer) >= 5 + int.from_bytes(buffer[1:5], "big"):
+                    size = int.from_bytes(buffer[1:5], "big")
+                    flags, payload, buffer = buffer[0], buffer[5 : 5 + size], buffer[5 + size :]
+                    message = json.loads(payload)
+                    if flags & 0x02:
+                        watch.status = "OK" if "error" not in message else message["error"]["code"]
+                    else:
+                        watch.kinds.append("snapshot" if "snapshot" in message else message["event"]["kind"])
+                        watch.started.set()
+        watch.ended_at = time.monotonic()
+        watch.started.set()
+
+    watch.thread = threading.Thread(target=read, daemon=True)
+    watch.thread.start()
+    return watch
+
+
+def test_an_unplayed_game_is_abandoned_and_its_watchers_streams_end(short: ServerThread) -> None:
+    client = Client(short.address)
+    try:
+        game = client.create("gin", allow_spectators=True)  # no move: kept --unplayed-ttl
+        created = time.monotonic()
+        watches = [grpc_watch(client, game, game.spectator), http_watch(short.http_url, game, game.tokens[0])]
+        for watch in watches:
+            watch.join()
+            assert watch.kinds == ["snapshot", "game_abandoned"], watch.kinds
+            assert watch.status == "OK"
+            assert UNPLAYED_S - 0.5 <= watch.ended_at - created <= UNPLAYED_S + BOUND_S
+        with expect_error(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"):  # gone: a new watch keeps its error
+            next(iter(client.stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id), metadata=md(game.spectator))))
+    finally:
+        client.close()
+
+
+def test_an_idle_game_expires_and_its_watchers_streams_end(lasting: ServerThread, short: ServerThread) -> None:
+    first, second = Client(lasting.address), Client(short.address)
+    try:
+        game = first.create("gin", token=ORGANIZER, allow_spectators=True)  # kept as serve keeps games
+        rng = random.Random(12)
+        seat = first.view(game, game.tokens[0]).to_act
+        first.move(game, game.tokens[seat], bot_move(first.view(game, game.tokens[seat]), rng))  # version 1
+        watches = [grpc_watch(second, game, game.spectator), http_watch(short.http_url, game, game.tokens[1]),
+                   grpc_watch(second, game, game.tokens[0])]  # fmt: skip
+        for watch in watches:
+            assert watch.started.wait(30)
+        seat = second.view(game, game.tokens[0]).to_act
+        second.move(game, game.tokens[seat], bot_move(second.view(game, game.tokens[seat]), rng))  # idle: IDLE_S
+        moved = time.monotonic()
+        for watch in watches:
+            watch.join()
+            assert watch.kinds[0] == "snapshot" and watch.kinds[-1] == "game_expired", watch.kinds
+            assert "game_expired" not in watch.kinds[:-1]
+            assert watch.status == "OK"
+            assert IDLE_S - 0.5 <= watch.ended_at - moved <= IDLE_S + BOUND_S
+    finally:
+        first.close()
+        second.close()
+
+
+def test_watched_games_on_every_node_of_a_redis_cluster_expire(redis_cluster: LocalCluster) -> None:
+    """The look is one pipeline per node: games spread over the three masters are all found gone."""
+    server = ServerThread(redis_cluster.url, unplayed_ttl_s=UNPLAYED_S)
+    client = Client(server.address)
+    try:
+        games = [client.create("gin", allow_spectators=True) for _ in range(9)]
+        nodes = {redis_cluster.master_for_key(f"game:{{{g.game_id}}}").port for g in games}
+        watches = [grpc_watch(client, game, game.spectator) for game in games]
+        for watch in watches:
+            watch.join()
+            assert watch.kinds == ["snapshot", "game_abandoned"] and watch.status == "OK", watch.kinds
+        assert len(nodes) >= 2, "the games all fell on one node"
+    finally:
+        client.close()
+        server.stop()
