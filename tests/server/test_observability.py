@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,14 +56,15 @@ def _wait_for_line(path: Path, prefix: str, process: subprocess.Popen[bytes], ti
     raise AssertionError(f"no {prefix!r} line (exit {process.poll()}): {path.read_text(errors='replace')}")
 
 
-def start_serve(redis_url: str, directory: Path) -> Served:
-    """`rummy-referee serve --metrics-port 0 --log-format json` on a free port: once it has said where it listens."""
+def start_serve(redis_url: str, directory: Path, extra: Sequence[str] = ()) -> Served:
+    """`rummy-referee serve --metrics-port 0 --log-format json` (and ``extra`` arguments) on a free port: once it
+    has said where it listens."""
     stdout, log = directory / "stdout", directory / "stderr.jsonl"
     with stdout.open("wb") as out, log.open("wb") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_url,
              "--metrics-port", "0", "--log-format", "json", "--grace", "1", "--games-per-minute", "1000000",
-             "--requests-per-second", "1000000", "--request-burst", "1000000"],
+             "--requests-per-second", "1000000", "--request-burst", "1000000", *extra],
             cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
         )  # fmt: skip
     try:
