@@ -462,6 +462,8 @@ async def serve(args: argparse.Namespace) -> None:
         host_task = None
         if host is not None:
             referee.on_bot_seats = host.wake
+            if metrics is not None:
+                metrics.watch_bot_host(host)
             host_task = asyncio.create_task(host.run())
         metrics_http = _start_metrics(metrics, args.host, args.metrics_port) if metrics is not None else None
         counting = asyncio.create_task(watch_open_games(referee, metrics)) if metrics is not None else None

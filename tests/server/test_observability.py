@@ -324,3 +324,25 @@ def test_storage_failures_are_counted(private_redis: RedisProcess, tmp_path: Pat
     finally:
         client.close()
         stop_serve(served.process)
+
+
+def test_house_bot_seats_are_counted(private_redis: RedisProcess, tmp_path: Path) -> None:
+    """A house-bot seat being played shows in ``rummy_bot_seats_playing``; once the match is over (the human
+    resigns) the seat is counted finished, and no bot failure was counted."""
+    from clients.sdk import RefereeClient, SeatSpec
+
+    served = start_serve(private_redis.url, tmp_path, ["--bot-poll", "0.2"])
+    client = RefereeClient(served.address)
+    try:
+        assert value(scrape(served.metrics_url), "rummy_bot_seats_playing") == 0
+        game = client.create_game("gin", ["Ann", SeatSpec(bot="gin")])
+        assert wait_for(served.metrics_url, "rummy_bot_seats_playing", 1) == 1
+        client.resign(game.game_id, token=game.tokens[0])
+        assert wait_for(served.metrics_url, "rummy_bot_seats_finished_total", 1) == 1
+        after = scrape(served.metrics_url)
+        assert value(after, "rummy_bot_seats_playing") == 0
+        assert value(after, "rummy_bot_failures_total", kind="timeout") == 0
+        assert value(after, "rummy_bot_failures_total", kind="error") == 0
+    finally:
+        client.close()
+        stop_serve(served.process)
