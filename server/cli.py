@@ -324,7 +324,8 @@ def _parser() -> argparse.ArgumentParser:
     bots = commands.add_parser(
         "bots", help="run only a bot host: play the house-bot seats registered in Redis against a referee"
     )
-    bots.add_argument("--referee", default="127.0.0.1:50051", help="host:port of the referee to play through")
+    bots.add_argument("--referee", default="127.0.0.1:50051", help="host:port of the referee to play through (or "
+                      "host:port,host:port: several, balanced)")  # fmt: skip
     bots.add_argument("--redis-url", default=os.environ.get("REDIS_URL"), required=not os.environ.get("REDIS_URL"),
                       help="the referees' Redis, where the bot seats are registered (default: $REDIS_URL)")
     bots.add_argument("--redis-cluster", action="store_true", help="the URL is a Redis Cluster node")

@@ -9,6 +9,7 @@ balancer reconnect (the GOAWAY seen on the wire), so a referee added after it co
 from __future__ import annotations
 
 import contextlib
+import json
 import random
 import socket
 import threading
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from clients.sdk import RefereeClient
+from clients.sdk._core import channel_target
 from clients.sdk.values import RetryPolicy
 from server.redis_launcher import RedisProcess
 from tests.server.test_observability import SUBMIT, Served, scrape, start_serve, stop_serve, value
@@ -217,3 +219,16 @@ def test_max_connection_age_brings_a_connected_client_to_a_new_referee(referees:
     finally:
         client.close()
         balancer.close()
+
+
+def test_a_list_of_addresses_is_one_balanced_channel() -> None:
+    assert channel_target("localhost:50051") == ("localhost:50051", [])
+    assert channel_target("dns:///referees.example:50051") == ("dns:///referees.example:50051", [])
+    target, options = channel_target("127.0.0.1:5001, 127.0.0.1:5002,localhost:5003")
+    assert target == "ipv4:127.0.0.1:5001,127.0.0.1:5002,127.0.0.1:5003"
+    assert dict(options)["grpc.default_authority"] == "127.0.0.1:5001"
+    assert json.loads(dict(options)["grpc.service_config"]) == {"loadBalancingConfig": [{"round_robin": {}}]}
+    assert channel_target(["[::1]:5001", "[::1]:5002"])[0] == "ipv6:[::1]:5001,[::1]:5002"
+    for bad in ("", " , ", "127.0.0.1,127.0.0.1:5002", "127.0.0.1:5001,referee.invalid:5002"):
+        with pytest.raises(ValueError):
+            channel_target(bad)

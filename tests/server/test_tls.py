@@ -31,6 +31,7 @@ from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess
 from server.tls import TlsError, load_tls
 from tests.clients.test_node_client import node_modules as node_modules  # the fixture: `npm ci` once per lock
+from tests.clients.test_ts_client import TS_DIR, install_node_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENSSL = shutil.which("openssl")
@@ -313,3 +314,37 @@ console.log(JSON.stringify(results));
     results = json.loads(done.stdout.strip().splitlines()[-1])
     assert results == {"ca": "ok", "ca_pem": "ok", "system_roots": "UNAVAILABLE", "plaintext": "UNAVAILABLE",
                        "mtls": "ok", "mtls_no_cert": "UNAVAILABLE"}, results  # fmt: skip
+
+
+def test_typescript_client_over_https(tls_served: Served, mtls_served: Served, certs: Certs) -> None:
+    """The TypeScript client (clients/ts, Node) on the HTTP ports: with the CA (a path, or the PEM text) it is
+    served; with the system's roots it is refused; with mutual TLS it needs its client certificate."""
+    if NODE is None or shutil.which("npm") is None:
+        pytest.skip("the TypeScript client needs node and npm")
+    install_node_modules()
+    script = """
+import { readFileSync } from "node:fs";
+import { connectReferee, refusal } from "./dist/node.mjs";
+const [port, mport, ca, cert, key] = process.argv.slice(1);
+const results = {};
+async function attempt(name, url, options) {
+  try { await connectReferee(url, options).ping({}); results[name] = "ok"; }
+  catch (error) { results[name] = refusal(error).code; }
+}
+await attempt("ca", `https://localhost:${port}`, { ca });
+await attempt("ca_pem", `https://localhost:${port}`, { ca: readFileSync(ca, "utf8") });
+await attempt("system_roots", `https://localhost:${port}`, {});
+await attempt("mtls", `https://localhost:${mport}`, { ca, clientCert: cert, clientKey: key });
+await attempt("mtls_no_cert", `https://localhost:${mport}`, { ca });
+console.log(JSON.stringify(results));
+"""
+    assert NODE is not None
+    done = subprocess.run(
+        [NODE, "--input-type=module", "-e", script, str(tls_served.http_port), str(mtls_served.http_port),
+         str(certs.ca), str(certs.client_cert), str(certs.client_key)],
+        cwd=TS_DIR, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    assert results["ca"] == results["ca_pem"] == results["mtls"] == "ok", results
+    assert "ok" not in (results["system_roots"], results["mtls_no_cert"]), results
