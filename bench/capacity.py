@@ -1,30 +1,34 @@
 """Capacity bench: what one move and one game cost a referee process and Redis, for docs/scaling.md's model.
 
 Set-up: a private redis-server (appendonly, `appendfsync everysec`, on a Unix socket: as the zero-setup `serve`
-runs it) and ONE `rummy-referee serve` process over it; this process drives it with a grpc.aio client playing
-``--games`` (16) Gin games at once, both seats, one SubmitMove per move (bench/service.py's GameDriver), and, as
-the baseline of the same run, the same number of loops calling the empty RPC (Ping), interleaved in ``--rounds``
-rounds (medians). Measured:
+runs it) and two `rummy-referee serve` processes over it; this process drives them with a grpc.aio client playing
+``--games`` (16) Gin games at once, both seats, one SubmitMove per move (bench/service.py's GameDriver). Three
+kinds, interleaved in ``--rounds`` rounds (each kind first in turn; medians): the games on the first referee
+alone, as many loops calling the empty RPC (Ping) on it (the baseline), and the games split over both referees.
+Measured:
 
-- referee CPU per move: the referee process's user+system CPU time (/proc/PID/stat) over the round / moves;
+- referee CPU per move: the referee processes' user+system CPU time (/proc/PID/stat) over the round / moves;
   beside it the same per Ping (the fixed cost of a call), and the client's own;
 - Redis CPU per move: ``INFO cpu`` used_cpu_sys + used_cpu_user deltas over the round / moves;
-- moves/s per referee core: 1 / referee CPU per move (a process is one Python thread: one core at most);
+- moves/s per referee core: 1 / referee CPU per move (a process is one asyncio loop: one core at most);
 - Redis memory per game: ``INFO memory`` used_memory deltas per game after ``--memory-games`` (300) games are
   created, then after 20 moves in each (a hand under way);
 - Redis connections per referee process: ``INFO clients`` connected_clients (this bench's own left out) once the
-  referee is up, the most sampled under load, idle after it, and with ``--watches`` (50) WatchGame streams open
-  on as many games (the watch feed's connections);
-- the model's check: the moves/s the model predicts for one referee on this machine (the least of one core per
-  referee, one core for Redis, and all cores shared by client, referee and Redis) against the moves/s measured.
+  referees are up, the most sampled under load, idle after it, and with ``--watches`` (50) WatchGame streams
+  open on as many games (the watch feed's connections);
+- the model's checks: the CPU per move (referees + Redis) with two referees against one (the model: the same),
+  and the moves/s of two referees against one, measured against what the model predicts for this machine (the
+  least of one core per referee, one core for Redis, and all cores shared by client, referees and Redis).
 
     .venv/bin/python bench/capacity.py [--seconds 2] [--rounds 3] [--games 16] [--memory-games 300] [--watches 50]
 
 Human-readable lines first; the last line is one JSON object: referee_cpu_us_per_move, referee_cpu_us_per_ping,
 move_vs_ping_cpu (the ratio against the baseline), redis_cpu_us_per_move, client_cpu_us_per_move,
-moves_per_s_per_referee_core, moves_per_s_measured, moves_per_s_predicted, model_vs_measured,
-redis_bytes_per_new_game, redis_bytes_per_game_20_moves, redis_connections_started, redis_connections_loaded,
-redis_connections_idle, redis_connections_watching, redis_connections_per_watch, cores, rounds.
+referee_cpu_us_per_move_two, redis_cpu_us_per_move_two, cpu_per_move_two_vs_one, moves_per_s_per_referee_core,
+moves_per_s_measured, moves_per_s_two_referees, moves_per_s_predicted, two_vs_one_measured,
+two_vs_one_predicted, model_vs_measured, redis_bytes_per_new_game, redis_bytes_per_game_20_moves,
+redis_connections_started, redis_connections_loaded, redis_connections_idle, redis_connections_watching,
+redis_connections_per_watch, load_average, cores, rounds. No bar: the figures feed docs/scaling.md.
 """
 
 from __future__ import annotations
