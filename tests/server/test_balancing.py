@@ -232,3 +232,41 @@ def test_a_list_of_addresses_is_one_balanced_channel() -> None:
     for bad in ("", " , ", "127.0.0.1,127.0.0.1:5002", "127.0.0.1:5001,referee.invalid:5002"):
         with pytest.raises(ValueError):
             channel_target(bad)
+
+
+def test_a_watch_outlives_the_connections_the_referee_ends(referees: list[Served]) -> None:
+    """Connections end every ~1 s here (GOAWAY, then 2 s of grace): a WatchGame stream cut with its connection
+    is resumed by the SDK from its last event, and every event arrives once, in order."""
+    client = RefereeClient(referees[1].address, retry=RETRY)
+    table = Table.create(client, 11)
+    watch = client.watch(table.game_id, token=table.tokens[0])
+    seen: list[tuple[int, int]] = []
+    first = threading.Event()
+    last = [2**63]  # the version to read up to, once known
+
+    def follow() -> None:
+        for item in watch:
+            first.set()
+            if isinstance(item, dict):
+                seen.append((item["version"], item["index"]))
+                if item["version"] >= last[0]:
+                    return
+
+    reader = threading.Thread(target=follow, daemon=True)
+    try:
+        reader.start()
+        assert first.wait(30), "no snapshot"
+        for _ in range(3000):  # bounded: a few connection ages are a few hundred moves
+            if not table.move() or watch.reconnects >= 2:
+                break
+        assert watch.reconnects >= 2, "the stream was never cut"
+        last[0] = table.version + 1  # not reached yet: the next move's events are
+        table.move()
+        reader.join(60)
+        assert not reader.is_alive()
+    finally:
+        watch.cancel()
+        client.close()
+    assert seen == sorted(set(seen)), "an event twice or out of order"
+    versions = {v for v, _ in seen}
+    assert versions == set(range(min(versions), table.version + 1)), "a version missing"
