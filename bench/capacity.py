@@ -21,6 +21,10 @@ Measured:
   least of one core per referee, one core for Redis, and all cores shared by client, referees and Redis).
 
     .venv/bin/python bench/capacity.py [--seconds 2] [--rounds 3] [--games 16] [--memory-games 300] [--watches 50]
+                                       [--cluster [--replicas 1]]
+
+``--cluster``: the same on a local Redis Cluster (server/redis_cluster.py: 3 masters with ``--replicas`` each),
+the Redis figures summed over every node (a replica's copy of the writes included).
 
 Human-readable lines first; the last line is one JSON object: referee_cpu_us_per_move, referee_cpu_us_per_ping,
 move_vs_ping_cpu (the ratio against the baseline), redis_cpu_us_per_move, client_cpu_us_per_move,
@@ -28,7 +32,7 @@ referee_cpu_us_per_move_two, redis_cpu_us_per_move_two, cpu_per_move_two_vs_one,
 moves_per_s_measured, moves_per_s_two_referees, moves_per_s_predicted, two_vs_one_measured,
 two_vs_one_predicted, model_vs_measured, redis_bytes_per_new_game, redis_bytes_per_game_20_moves,
 redis_connections_started, redis_connections_loaded, redis_connections_idle, redis_connections_watching,
-redis_connections_per_watch, load_average, cores, rounds. No bar: the figures feed docs/scaling.md.
+redis_connections_per_watch, load_average, cores, rounds, redis_nodes. No bar: the figures feed docs/scaling.md.
 """
 
 from __future__ import annotations
@@ -65,24 +69,48 @@ except ModuleNotFoundError:  # a plain `python bench/capacity.py`: run again in 
 from bench.service import GameDriver, _cpu_s, _start_server  # noqa: E402
 from rummy_pb.rummy.v1 import referee_pb2 as rpb  # noqa: E402
 from rummy_pb.rummy.v1 import referee_pb2_grpc  # noqa: E402
+from server.redis_cluster import start_cluster  # noqa: E402
 from server.redis_launcher import start_redis  # noqa: E402
 
 
-def _redis_cpu(db: redis.Redis) -> float:
+class Nodes:
+    """Every Redis node of the run (one standalone server, or each node of a cluster, replicas too): ``info``
+    sums their numeric INFO fields. ``own``: the connections there before any referee (this bench's own, and a
+    cluster's replication links), left out of the counts."""
+
+    def __init__(self, clients: list[redis.Redis]) -> None:
+        self.clients = clients
+        self.own = 0
+        self.own = _clients(self)
+
+    def info(self, section: str) -> dict[str, float]:
+        total: dict[str, float] = {}
+        for client in self.clients:
+            for key, value in client.info(section).items():
+                if isinstance(value, int | float):
+                    total[key] = total.get(key, 0) + value
+        return total
+
+    def close(self) -> None:
+        for client in self.clients:
+            client.close()
+
+
+def _redis_cpu(db: Nodes) -> float:
     info = db.info("cpu")
     return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
 
-def _used_memory(db: redis.Redis) -> int:
+def _used_memory(db: Nodes) -> int:
     return int(db.info("memory")["used_memory"])
 
 
-def _clients(db: redis.Redis) -> int:
-    """Redis's connected clients, this bench's own connection left out."""
-    return int(db.info("clients")["connected_clients"]) - 1
+def _clients(db: Nodes) -> int:
+    """Redis's connected clients, those there before the referees left out."""
+    return int(db.info("clients")["connected_clients"]) - db.own
 
 
-async def _round(n: int, seconds: float, step: Any, referee_pids: list[int], db: redis.Redis) -> dict[str, float]:
+async def _round(n: int, seconds: float, step: Any, referee_pids: list[int], db: Nodes) -> dict[str, float]:
     """``n`` loops of ``step`` for ``seconds``: calls made, and the CPU seconds each process used meanwhile."""
     steps = [step(i) for i in range(n)]
     calls = 0
@@ -119,7 +147,7 @@ def _movers(stubs: list[referee_pb2_grpc.RefereeServiceStub], seed: int) -> Any:
 
 
 async def measure_cpu(
-    stubs: list[referee_pb2_grpc.RefereeServiceStub], args: argparse.Namespace, pids: list[int], db: redis.Redis
+    stubs: list[referee_pb2_grpc.RefereeServiceStub], args: argparse.Namespace, pids: list[int], db: Nodes
 ) -> dict[str, float]:
     """CPU per move and per Ping on one referee, and moves/s on one referee and on two, in interleaved rounds
     (medians)."""
@@ -172,7 +200,7 @@ async def measure_cpu(
     return results
 
 
-async def measure_memory(stub: referee_pb2_grpc.RefereeServiceStub, games: int, db: redis.Redis) -> dict[str, float]:
+async def measure_memory(stub: referee_pb2_grpc.RefereeServiceStub, games: int, db: Nodes) -> dict[str, float]:
     """Redis's used_memory per game: created, then 20 moves into its first hand."""
     drivers = [GameDriver(stub, random.Random(1000 + i)) for i in range(games)]
     before = _used_memory(db)
@@ -189,7 +217,7 @@ async def measure_memory(stub: referee_pb2_grpc.RefereeServiceStub, games: int, 
 
 
 async def measure_connections(
-    stub: referee_pb2_grpc.RefereeServiceStub, watches: int, db: redis.Redis, loaded: float, referees: int
+    stub: referee_pb2_grpc.RefereeServiceStub, watches: int, db: Nodes, loaded: float, referees: int
 ) -> dict[str, float]:
     """connected_clients with ``watches`` WatchGame streams open (on as many games), against idle (after the
     load: the connection pool as the load left it) and ``loaded`` (the most sampled under load)."""
@@ -238,7 +266,7 @@ def model_check(results: dict[str, float], cores: int) -> None:
     results["load_average"] = round(os.getloadavg()[0], 2)
 
 
-async def run(args: argparse.Namespace, addresses: list[str], pids: list[int], db: redis.Redis) -> dict[str, float]:
+async def run(args: argparse.Namespace, addresses: list[str], pids: list[int], db: Nodes) -> dict[str, float]:
     channels = [grpc.aio.insecure_channel(address) for address in addresses]
     stubs = [referee_pb2_grpc.RefereeServiceStub(channel) for channel in channels]
     stub = stubs[0]
@@ -273,16 +301,25 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=16, help="concurrent games (and Ping loops)")
     parser.add_argument("--memory-games", type=int, default=300, help="games created for the memory figures")
     parser.add_argument("--watches", type=int, default=50, help="WatchGame streams for the connection count")
+    parser.add_argument("--cluster", action="store_true", help="a local Redis Cluster of 3 masters (Redis CPU, "
+                        "memory and connections summed over its nodes) in place of one redis-server")  # fmt: skip
+    parser.add_argument("--replicas", type=int, default=1, help="replicas of each master with --cluster (default 1)")
     args = parser.parse_args()
     cores = os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="rummy-capacity-") as data:
-        server = start_redis(data, appendfsync="everysec", unix_socket=True)
+        if args.cluster:  # a real local cluster: 3 masters, --replicas each (server/redis_cluster.py)
+            server: Any = start_cluster(Path(data) / "cluster", masters=3, replicas=args.replicas)
+            db = Nodes([node.client() for node in server.nodes])
+            where = f"cluster of {len(server.nodes)} nodes (pids {', '.join(map(str, server.pids))})"
+        else:
+            server = start_redis(data, appendfsync="everysec", unix_socket=True)
+            db = Nodes([redis.Redis.from_url(server.url)])
+            where = f"redis {server.url} (pid {server.pid})"
         referees: list[tuple[Any, str]] = []
         try:
-            db = redis.Redis.from_url(server.url)
             referees += [_start_server(server.url, ("--no-bots",), http=False) for _ in range(2)]
             listed = ", ".join(f"{address} (pid {process.pid})" for process, address in referees)
-            print(f"referees {listed}; redis {server.url} (pid {server.pid}); {cores} cores", flush=True)
+            print(f"referees {listed}; {where}; {cores} cores", flush=True)
             addresses, pids = [a for _, a in referees], [p.pid for p, _ in referees]
             results = asyncio.run(run(args, addresses, pids, db))
             db.close()
@@ -295,6 +332,7 @@ def main() -> None:
     model_check(results, cores)
     results["cores"] = cores
     results["rounds"] = args.rounds
+    results["redis_nodes"] = len(db.clients)
     print(f"referee CPU per move {results['referee_cpu_us_per_move']:.0f} us (per Ping "
           f"{results['referee_cpu_us_per_ping']:.0f} us: x{results['move_vs_ping_cpu']:.2f}); Redis CPU per move "
           f"{results['redis_cpu_us_per_move']:.0f} us; client {results['client_cpu_us_per_move']:.0f} us")  # fmt: skip
