@@ -348,3 +348,11 @@ console.log(JSON.stringify(results));
     results = json.loads(done.stdout.strip().splitlines()[-1])
     assert results["ca"] == results["ca_pem"] == results["mtls"] == "ok", results
     assert "ok" not in (results["system_roots"], results["mtls_no_cert"]), results
+
+
+def test_a_list_of_tls_referees_is_checked_against_the_first_name(tls_referee: int, certs: Certs) -> None:
+    """Several addresses over TLS: one balanced channel whose authority (the name the certificate must carry) is
+    the first address's host; "localhost" resolves to the 127.0.0.1 the certificate also names."""
+    with RefereeClient(f"localhost:{tls_referee},127.0.0.1:{tls_referee}", ca_file=certs.ca, retry=NO_RETRY) as c:
+        for _ in range(4):
+            c.ping(timeout=10)
