@@ -8,6 +8,7 @@ balancer reconnect (the GOAWAY seen on the wire), so a referee added after it co
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import random
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from clients.sdk import RefereeClient
+from clients.sdk import AsyncRefereeClient, RefereeClient
 from clients.sdk._core import channel_target
 from clients.sdk.values import RetryPolicy
 from server.redis_launcher import RedisProcess
@@ -270,3 +271,19 @@ def test_a_watch_outlives_the_connections_the_referee_ends(referees: list[Served
     assert seen == sorted(set(seen)), "an event twice or out of order"
     versions = {v for v, _ in seen}
     assert versions == set(range(min(versions), table.version + 1)), "a version missing"
+
+
+def test_the_async_client_balances_too(referees: list[Served]) -> None:
+    """``AsyncRefereeClient`` over a list: the same channel target, games created on both referees."""
+    live = referees[1:]  # the first one may have been stopped above
+    before = [value(scrape(r.metrics_url), "rummy_games_created_total") for r in live]
+
+    async def create() -> None:
+        async with AsyncRefereeClient([r.address for r in live], retry=RETRY) as client:
+            for _ in range(6):
+                await client.create_game("gin", ["a", "b"])
+
+    asyncio.run(create())
+    after = [value(scrape(r.metrics_url), "rummy_games_created_total") for r in live]
+    created = [a - b for a, b in zip(after, before, strict=True)]
+    assert sum(created) == 6 and min(created) >= 1, created
