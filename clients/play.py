@@ -37,7 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     play = commands.add_parser("play", help="play a match against bots",
                                description="Play a match against bots in this terminal.")  # fmt: skip
     play.add_argument(
-        "--referee", metavar="HOST:PORT", help="a running referee (default: start a private one for this game)"
+        "--referee", metavar="HOST:PORT", help="a running referee, or several sharing one Redis as HOST:PORT,HOST:PORT "
+        "(calls balanced over them; default: start a private one for this game)"
     )
     play.add_argument("--profile", default="gin", choices=PROFILES, help="the rules (default: gin)")
     play.add_argument("--players", type=int, help="seats, you included (Gin: 2; Rummy: 2 to 6)")

@@ -43,6 +43,8 @@ _TURN_STAYS = frozenset({"drew", "melded", "laid_off"})
 _STREAM_RETRY = RetryPolicy(attempts=2**31, initial_backoff=0.05, max_backoff=1.0)
 #: How often a runner waiting for events looks at its ``stop`` event.
 _STOP_POLL = 0.1
+#: How the forfeit reason of a bot that took longer than its move timeout begins.
+TIMEOUT_FORFEIT = "the bot took more than"
 #: How long, before asking the bot, the runner waits for the stream to deliver the events of the view's version.
 _CATCH_UP = 1.0
 
@@ -405,7 +407,7 @@ def _choose(
             return _checked(bot.choose(snap.view, snap.legal))
         return _checked(chooser.submit(bot.choose, snap.view, snap.legal).result(timeout))
     except concurrent.futures.TimeoutError:
-        raise Forfeit(f"the bot took more than {timeout}s to move") from None
+        raise Forfeit(f"{TIMEOUT_FORFEIT} {timeout}s to move") from None
     except Forfeit:
         raise
     except Exception as exc:
@@ -546,7 +548,7 @@ async def _choose_async(bot: Bot, snap: GameSnapshot, timeout: float | None) -> 
     try:
         return _checked(await asyncio.wait_for(asyncio.to_thread(bot.choose, snap.view, snap.legal), timeout))
     except TimeoutError:
-        raise Forfeit(f"the bot took more than {timeout}s to move") from None
+        raise Forfeit(f"{TIMEOUT_FORFEIT} {timeout}s to move") from None
     except Forfeit:
         raise
     except Exception as exc:

@@ -23,7 +23,8 @@ MISMATCHES = frozenset(("commitment", "deal", "stock", "restock"))
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of the verify command."""
     parser.add_argument("record", nargs="?", help="a saved game record (JSON)")
-    parser.add_argument("--referee", metavar="HOST:PORT", help="fetch the game from this referee instead")
+    parser.add_argument("--referee", metavar="HOST:PORT", help="fetch the game from this referee instead (or "
+                        "HOST:PORT,HOST:PORT: several sharing one Redis)")  # fmt: skip
     parser.add_argument("--game", metavar="ID", help="with --referee: the game id")
     parser.add_argument(
         "--token",

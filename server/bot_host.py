@@ -31,7 +31,7 @@ import grpc
 
 import engine
 from clients.bots import Bot, make_bot
-from clients.runner import SeatResult, play_seat_async
+from clients.runner import TIMEOUT_FORFEIT, SeatResult, play_seat_async
 from clients.sdk import AsyncRefereeClient, RefereeError
 from clients.sdk.values import MoveResult
 from clients.view import View
@@ -125,6 +125,7 @@ class BotHost:
         self.holder = host_id()
         self.finished = 0  # seats played to the end of their match
         self.failures = 0  # seats whose play failed (tried again later)
+        self.timeouts = 0  # of which: the bot took longer than move_timeout_s
         self._leases: dict[str, _Lease] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._retry_at: dict[str, float] = {}
@@ -248,11 +249,13 @@ class BotHost:
             log.info("bot host %s: stopped playing %s (%s)", self.holder, seat.field,
                      "lease lost" if lease.lost else "host stopping")  # fmt: skip
             return False
-        self._failed(seat, result.forfeit_reason or "the play ended early")
+        why = result.forfeit_reason or "the play ended early"
+        self._failed(seat, why, timeout=why.startswith(TIMEOUT_FORFEIT))
         return False
 
-    def _failed(self, seat: BotSeat, why: str) -> None:
+    def _failed(self, seat: BotSeat, why: str, *, timeout: bool = False) -> None:
         self.failures += 1
+        self.timeouts += timeout
         self._retry_at[seat.field] = time.monotonic() + self.settings.retry_s
         log.warning("bot host: %s failed (%s); tried again in %gs", seat.field, why, self.settings.retry_s)
 

@@ -31,7 +31,16 @@ from server.bot_host import BotHost, HostSettings
 from server.bot_seats import BotSeats
 from server.cache import STATE_CACHE_GAMES, STATE_CACHE_MIB, StateCache
 from server.durability import MODES, DurabilityError, check_durability
-from server.grpc_api import SERVICE_NAME, RefereeHealth, create_server, set_serving, shutdown, watch_storage
+from server.grpc_api import (
+    MAX_CONNECTION_AGE_GRACE_S,
+    MAX_CONNECTION_AGE_S,
+    SERVICE_NAME,
+    RefereeHealth,
+    create_server,
+    set_serving,
+    shutdown,
+    watch_storage,
+)
 from server.http_server import HttpServer, create_http_app
 from server.limits import LimitInterceptor, Limits
 from server.logs import FORMATS, configure
@@ -110,6 +119,17 @@ def _positive(text: str) -> int:
     value = _whole(text)
     if not 1 <= value <= 10_000_000:
         raise argparse.ArgumentTypeError(f"1..10000000, not {value}")
+    return value
+
+
+def _age(text: str) -> float:
+    """A connection age for a command-line option: seconds, 0 (off) or more, at most a day."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value <= DAY:
+        raise argparse.ArgumentTypeError(f"0 (off) to {DAY} seconds, not {text}")
     return value
 
 
@@ -277,6 +297,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--grace", type=float, default=10.0, help="seconds to drain calls on shutdown")
     serve.add_argument(
+        "--max-connection-age",
+        type=_age,
+        default=MAX_CONNECTION_AGE_S,
+        help=f"seconds a client's gRPC connection lives before the referee asks it to reconnect (GOAWAY, +-10%% "
+        f"jitter), so long-lived bots spread over referees added since (default: {MAX_CONNECTION_AGE_S:g}; 0: never)",
+    )
+    serve.add_argument(
+        "--max-connection-age-grace",
+        type=_age,
+        default=MAX_CONNECTION_AGE_GRACE_S,
+        help=f"seconds the calls in flight on such a connection get to finish (default: "
+        f"{MAX_CONNECTION_AGE_GRACE_S:g}; a watch stream cut then is resumed by the SDK)",
+    )
+    serve.add_argument(
         "--durability",
         choices=MODES,
         default="warn",
@@ -293,11 +327,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-format", choices=FORMATS, default="text",
                        help="text (default) or json: one JSON object per line, with the call's method, game_id and "
                        "request_id")  # fmt: skip
-    serve.add_argument("--tls-cert", type=Path, default=None, help="serve gRPC over TLS with this certificate "
-                       "chain (PEM; needs --tls-key)")  # fmt: skip
+    serve.add_argument("--tls-cert", type=Path, default=None, help="serve gRPC and the HTTP port over TLS with "
+                       "this certificate chain (PEM; needs --tls-key)")  # fmt: skip
     serve.add_argument("--tls-key", type=Path, default=None, help="the private key of --tls-cert (PEM)")
-    serve.add_argument("--tls-client-ca", type=Path, default=None, help="mutual TLS: refuse clients without a "
-                       "certificate signed by this CA (PEM)")  # fmt: skip
+    serve.add_argument("--tls-client-ca", type=Path, default=None, help="mutual TLS, on both ports: refuse "
+                       "clients without a certificate signed by this CA (PEM)")  # fmt: skip
     serve.add_argument(
         "--no-bots",
         action="store_true",
@@ -307,7 +341,8 @@ def _parser() -> argparse.ArgumentParser:
     bots = commands.add_parser(
         "bots", help="run only a bot host: play the house-bot seats registered in Redis against a referee"
     )
-    bots.add_argument("--referee", default="127.0.0.1:50051", help="host:port of the referee to play through")
+    bots.add_argument("--referee", default="127.0.0.1:50051", help="host:port of the referee to play through (or "
+                      "host:port,host:port: several, balanced)")  # fmt: skip
     bots.add_argument("--redis-url", default=os.environ.get("REDIS_URL"), required=not os.environ.get("REDIS_URL"),
                       help="the referees' Redis, where the bot seats are registered (default: $REDIS_URL)")
     bots.add_argument("--redis-cluster", action="store_true", help="the URL is a Redis Cluster node")
@@ -432,7 +467,7 @@ async def serve(args: argparse.Namespace) -> None:
         limiter = LimitInterceptor(limits, referee.is_organizer) if limits.active else None
         metrics = Metrics() if args.metrics_port is not None else None
         server, port = _create_server(args, referee, health, limits, metrics, tls, limiter)
-        http = None if args.no_http else _create_http_server(args, referee, health, limiter)
+        http = None if args.no_http else _create_http_server(args, referee, health, limiter, tls)
         if lock is not None:
             lock.record(port=port)  # for a second referee on this data directory, told who has it
         await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
@@ -449,12 +484,14 @@ async def serve(args: argparse.Namespace) -> None:
         host_task = None
         if host is not None:
             referee.on_bot_seats = host.wake
+            if metrics is not None:
+                metrics.watch_bot_host(host)
             host_task = asyncio.create_task(host.run())
         metrics_http = _start_metrics(metrics, args.host, args.metrics_port) if metrics is not None else None
         counting = asyncio.create_task(watch_open_games(referee, metrics)) if metrics is not None else None
         print(f"rummy-referee listening on {args.host}:{port}{' (TLS)' if tls is not None else ''}", flush=True)
         if http is not None:
-            print(f"rummy-referee http on {args.host}:{http.port}", flush=True)
+            print(f"rummy-referee http on {args.host}:{http.port}{' (TLS)' if http.tls else ''}", flush=True)
         if metrics_http is not None:
             print(f"rummy-referee metrics on {args.host}:{metrics_http.server_port}", flush=True)
         print(f"stop it with Ctrl-C, or SIGTERM (kill {os.getpid()}): calls in flight get {args.grace:g}s", flush=True)
@@ -510,7 +547,8 @@ def _create_server(
         return create_server(
             f"{args.host}:{args.port}", referee, health_servicer=health, limits=limits, metrics=metrics,
             log_context=args.log_format == "json", tls=tls.server_credentials() if tls is not None else None,
-            limiter=limiter,
+            limiter=limiter, max_connection_age_s=args.max_connection_age or None,
+            max_connection_age_grace_s=args.max_connection_age_grace,
         )  # fmt: skip
     except (RuntimeError, OSError) as exc:  # the port was taken between the check and now
         raise StartupError(f"cannot listen on {args.host}:{args.port}: {_first_line(exc)}") from None
@@ -524,12 +562,17 @@ def _start_metrics(metrics: Metrics, host: str, port: int) -> Any:
 
 
 def _create_http_server(
-    args: argparse.Namespace, referee: Referee, health: HealthServicer, limiter: LimitInterceptor | None
+    args: argparse.Namespace,
+    referee: Referee,
+    health: HealthServicer,
+    limiter: LimitInterceptor | None,
+    tls: TlsFiles | None = None,
 ) -> HttpServer:
     app = create_http_app(referee, health, cors_origins=args.cors_origin,
                           admit=limiter.admit if limiter is not None else None)  # fmt: skip
     try:
-        return HttpServer(app, args.host, args.http_port, grace=args.grace)
+        return HttpServer(app, args.host, args.http_port, grace=args.grace,
+                          ssl_context=tls.ssl_context() if tls is not None else None)  # fmt: skip
     except OSError as exc:  # the port was taken between the check and now
         raise StartupError(f"cannot listen on {args.host}:{args.http_port} (HTTP): {exc.strerror or exc}") from None
 

@@ -40,9 +40,26 @@ log = logging.getLogger("rummy_referee")
 T = TypeVar("T")
 
 
-def server_options(max_message_bytes: int = MAX_MESSAGE_BYTES) -> list[tuple[str, int]]:
-    """Channel arguments of the referee's server: small messages, keepalive, no port sharing."""
-    return [
+#: Seconds a client connection lives before the server asks it (GOAWAY) to reconnect: long-lived bot connections
+#: then spread over referees added since (behind round_robin, a DNS name or a TCP load balancer). gRPC adds +-10%
+#: jitter. Calls in flight then get MAX_CONNECTION_AGE_GRACE_S more; a watch stream cut then is resumed by the SDK.
+MAX_CONNECTION_AGE_S = 300.0
+MAX_CONNECTION_AGE_GRACE_S = 30.0
+
+
+def server_options(
+    max_message_bytes: int = MAX_MESSAGE_BYTES,
+    max_connection_age_s: float | None = None,
+    max_connection_age_grace_s: float = MAX_CONNECTION_AGE_GRACE_S,
+) -> list[tuple[str, int]]:
+    """Channel arguments of the referee's server: small messages, keepalive, no port sharing, and connections
+    that end after ``max_connection_age_s`` (plus ``max_connection_age_grace_s`` for the calls in flight; None
+    or 0: connections live as long as the client keeps them)."""
+    age = [
+        ("grpc.max_connection_age_ms", max(1, round(max_connection_age_s * 1000))),
+        ("grpc.max_connection_age_grace_ms", max(0, round(max_connection_age_grace_s * 1000))),
+    ] if max_connection_age_s else []  # fmt: skip
+    return age + [
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
         ("grpc.keepalive_time_ms", 30_000),  # ping idle clients every 30 s ...
@@ -225,13 +242,16 @@ def create_server(
     log_context: bool = False,
     tls: grpc.ServerCredentials | None = None,
     limiter: LimitInterceptor | None = None,
+    max_connection_age_s: float | None = None,
+    max_connection_age_grace_s: float = MAX_CONNECTION_AGE_GRACE_S,
 ) -> tuple[grpc.aio.Server, int]:
     """A grpc.aio server (not started) serving the referee, health checking and reflection on ``address``
     ("host:port"; port 0 picks a free one), under the per-peer ``limits`` (default: ``Limits()``, server.limits).
     ``metrics``: count and time every call into these metrics (server.metrics); ``log_context``: give the log
     lines of each call its method, game id and request id (server.logs; implied by ``metrics``); ``tls``: serve
     over TLS with these credentials (server.tls), else plaintext; ``limiter``: the limits' interceptor to use
-    (in place of one made from ``limits``). Returns the server and the port bound."""
+    (in place of one made from ``limits``); ``max_connection_age_s``: clients reconnect after that long (GOAWAY;
+    ``server_options``; None: never asked). Returns the server and the port bound."""
     limits = Limits() if limits is None else limits
     interceptors: list[grpc.aio.ServerInterceptor[Any, Any]] = []
     if metrics is not None or log_context:  # outermost: it also sees the calls the limiter refuses
@@ -242,7 +262,8 @@ def create_server(
         interceptors.append(limiter)
     elif limits.active:
         interceptors.append(LimitInterceptor(limits, referee.is_organizer))
-    server = grpc.aio.server(options=server_options(max_message_bytes), interceptors=interceptors)
+    options = server_options(max_message_bytes, max_connection_age_s, max_connection_age_grace_s)
+    server = grpc.aio.server(options=options, interceptors=interceptors)
     # wire.add_service in place of the generated add_*_to_server: undecodable request bodies become
     # INVALID_ARGUMENT MALFORMED_REQUEST (not UNKNOWN and a traceback), responses are deterministic bytes
     wire.add_service(server, _REFEREE_SERVICE, RefereeServicer(referee, metrics))

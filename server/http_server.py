@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Generator, Iterable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -180,9 +181,12 @@ class _Uvicorn(uvicorn.Server):
 
 
 class HttpServer:
-    """uvicorn serving ``app`` on a socket bound at construction (port 0: a free one), in the running loop."""
+    """uvicorn serving ``app`` on a socket bound at construction (port 0: a free one), in the running loop; over
+    TLS with ``ssl_context`` (server.tls: the gRPC port's certificate, key and client CA), else plaintext."""
 
-    def __init__(self, app: ASGIApp, host: str, port: int, *, grace: float = 10.0) -> None:
+    def __init__(
+        self, app: ASGIApp, host: str, port: int, *, grace: float = 10.0, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
         self.socket = _bind(host, port)
         self.host = host
         self.port: int = self.socket.getsockname()[1]
@@ -197,6 +201,10 @@ class HttpServer:
             timeout_graceful_shutdown=max(1, round(grace)),
             timeout_keep_alive=30,
         )
+        if ssl_context is not None:  # uvicorn builds its context from file names only: ours, loaded once, in its place
+            config.load()
+            config.ssl = ssl_context
+        self.tls = ssl_context is not None
         self._server = _Uvicorn(config)
         self._task: asyncio.Task[None] | None = None
 

@@ -15,6 +15,10 @@ Series (all of this process, except ``rummy_open_games``):
 - ``rummy_games_created_total`` / ``rummy_games_finished_total``: games created / matches ended by this process;
   ``rummy_open_games``: unfinished games registered in Redis for all the referees sharing it (the
   ``--max-open-games`` registry, refreshed every few seconds by ``watch_open_games``; absent without a cap).
+- ``rummy_bot_seats_playing``: house-bot seats this process's bot host plays now;
+  ``rummy_bot_failures_total{kind}``: seats whose play failed, ``kind`` "timeout" (the bot's move took longer
+  than the host's move timeout) or "error" (the bot raised, the referee refused its move or stayed away);
+  ``rummy_bot_seats_finished_total``: seats played to the end of their match (absent with ``--no-bots``).
 
 Cost per call: the transport wrapper (``ObserveInterceptor``, built once per method like server.limits'),
 two clock reads, one histogram observation and one counter increment from children cached by method and code;
@@ -36,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import grpc
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
-from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder, start_http_server
 from prometheus_client.registry import Collector
 
@@ -44,6 +48,7 @@ from server import wire
 from server.logs import call_context
 
 if TYPE_CHECKING:
+    from server.bot_host import BotHost
     from server.service import Referee
     from server.store import GameStore
 
@@ -103,6 +108,10 @@ class Metrics:
         self.registry.register(_TallyCollector(referee))
         instrument_store(referee.store, self)
 
+    def watch_bot_host(self, host: BotHost) -> None:
+        """Report the house-bot seats ``host`` (this process's bot host) plays, and their failures (scraped)."""
+        self.registry.register(_BotCollector(host))
+
     def exposition(self, accept: str | None = None) -> tuple[bytes, str]:
         """The ``/metrics`` body in the format ``accept`` (an Accept header) asks for, and its content type."""
         encoder, content_type = choose_encoder(accept or "")
@@ -125,6 +134,26 @@ class _TallyCollector(Collector):
             ("rummy_games_finished", "matches ended by a move served by this process", t.games_finished),
         ):
             yield CounterMetricFamily(name, doc, value=value)
+
+
+class _BotCollector(Collector):
+    """The bot host's seats and failures, read when scraped."""
+
+    def __init__(self, host: BotHost) -> None:
+        self._host = host
+
+    def collect(self) -> Iterator[Metric]:
+        host = self._host
+        yield GaugeMetricFamily("rummy_bot_seats_playing", "house-bot seats played by this process now",
+                                value=len(host.playing))  # fmt: skip
+        yield CounterMetricFamily("rummy_bot_seats_finished", "house-bot seats played to the end of their match",
+                                  value=host.finished)  # fmt: skip
+        failures = CounterMetricFamily("rummy_bot_failures", "house-bot seats whose play failed (tried again later), "
+                                       "by kind: timeout (the bot took longer than its move timeout) or error",
+                                       labels=("kind",))  # fmt: skip
+        failures.add_metric(("timeout",), host.timeouts)
+        failures.add_metric(("error",), host.failures - host.timeouts)
+        yield failures
 
 
 def instrument_store(store: GameStore, metrics: Metrics) -> None:

@@ -285,15 +285,47 @@ export function cleanMove(move) {
  */
 
 /**
- * A client of the referee at `address` ("host:port").
- * @param {string} address
+ * The grpc-js target and channel options of `address`: one "host:port" as it is; several ("ip:port,ip:port",
+ * "localhost" allowed, or an array) one channel balancing the calls over them with `round_robin`, its authority
+ * (the name a TLS certificate is checked against) the first address's host.
+ * @param {string | string[]} address
+ * @returns {[string, Record<string, any>]}
+ */
+export function channelTarget(address) {
+  const list = (Array.isArray(address) ? address : address.split(",")).map((a) => a.trim()).filter((a) => a);
+  if (list.length === 0) throw new TypeError(`no referee address in ${JSON.stringify(address)}`);
+  if (list.length === 1) return [list[0], {}];
+  const ips = list.map((a) => {
+    const m = /^(.*):(\d+)$/.exec(a);
+    if (!m) throw new TypeError(`a referee address is host:port, not ${JSON.stringify(a)}`);
+    const host = m[1] === "localhost" ? "127.0.0.1" : m[1];
+    if (!/^\d+\.\d+\.\d+\.\d+$/.test(host) && !host.startsWith("[")) {
+      throw new TypeError(`a list of referees takes IP addresses (or localhost), not ${JSON.stringify(a)}`);
+    }
+    return `${host}:${m[2]}`;
+  });
+  const v6 = ips[0].startsWith("[");
+  if (ips.some((a) => a.startsWith("[") !== v6)) throw new TypeError("a list of referees is all IPv4 or all IPv6");
+  const options = {
+    "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+    "grpc.default_authority": list[0],
+  };
+  return [`${v6 ? "ipv6" : "ipv4"}:${ips.join(",")}`, options];
+}
+
+/**
+ * A client of the referee at `address` ("host:port"), or of several referees sharing one Redis ("ip:port,ip:port"
+ * or an array: each call to the next connected one, gRPC's round_robin; a retried move may reach another).
+ * @param {string | string[]} address
  * @param {ConnectOptions} [options]
  * @returns {RefereeClient}
  */
 export function connect(address, options = {}) {
   const Service = loadService(options.protoDir);
-  const stub = new Service(address, channelCredentials(options), {
+  const [target, balancing] = channelTarget(address);
+  const stub = new Service(target, channelCredentials(options), {
     ...CHANNEL_OPTIONS,
+    ...balancing,
     ...options.channelOptions,
   });
   return new RefereeClient(stub, options);

@@ -3,6 +3,9 @@ cursor that lets a watch resume without a gap or a duplicate."""
 
 from __future__ import annotations
 
+import ipaddress
+import json
+import socket
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -50,6 +53,63 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
 )
 
 Seat = str | SeatSpec
+
+#: The service config of a channel over several referees: round_robin over those it is connected to. (No
+#: client-side health checking: grpcio for Python does not run it, a healthCheckConfig here opens no Watch.)
+BALANCED_SERVICE_CONFIG = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
+_SCHEMES = ("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:", "vsock:", "xds:")
+
+
+def addresses(target: str | Sequence[str]) -> list[str]:
+    """The referee addresses of ``target``: "host:port", a comma-separated list of them, or a sequence."""
+    parts = [target] if isinstance(target, str) and target.startswith(_SCHEMES) else (
+        target.split(",") if isinstance(target, str) else list(target))  # fmt: skip
+    found = [p.strip() for p in parts if p.strip()]
+    if not found:
+        raise ValueError(f"no referee address in {target!r}")
+    return found
+
+
+def _split_host_port(address: str) -> tuple[str, str]:
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise ValueError(f"a referee address is host:port, not {address!r}")
+    return host.removeprefix("[").removesuffix("]"), port
+
+
+def _resolved(address: str) -> list[tuple[int, str]]:
+    """The (IP version, "ip:port") of ``address``, a name resolved now (every address it has, IPv4 first)."""
+    host, port = _split_host_port(address)
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        try:
+            infos = socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            raise ValueError(f"cannot resolve the referee {address!r}: {exc}") from None
+        ips = sorted({ipaddress.ip_address(info[4][0]) for info in infos}, key=lambda a: (a.version, str(a)))
+    else:
+        ips = [ip]
+    return [(a.version, f"{a}:{port}" if a.version == 4 else f"[{a}]:{port}") for a in ips]
+
+
+def channel_target(target: str | Sequence[str]) -> tuple[str, list[tuple[str, Any]]]:
+    """The gRPC target and the channel options for ``target``: one address as it is; several ("host:port,
+    host:port", or a sequence) as one channel balancing calls over all of them with ``round_robin``, each
+    referee used while it is connected (names are resolved once, now; the IPv4 addresses are
+    used when there are any, else the IPv6 ones). The channel's authority (the name a TLS certificate is checked
+    against) is then the first address's host."""
+    found = addresses(target)
+    if len(found) == 1:
+        return found[0], []
+    resolved = [r for address in found for r in _resolved(address)]
+    version = 4 if any(v == 4 for v, _ in resolved) else 6
+    unique = list(dict.fromkeys(a for v, a in resolved if v == version))
+    options: list[tuple[str, Any]] = [
+        ("grpc.service_config", BALANCED_SERVICE_CONFIG),
+        ("grpc.default_authority", found[0]),
+    ]
+    return f"ipv{version}:{','.join(unique)}", options
 
 
 def channel_credentials(

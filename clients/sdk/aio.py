@@ -41,7 +41,7 @@ class AsyncRefereeClient:
 
     def __init__(
         self,
-        target: str,
+        target: str | Sequence[str],
         token: str | None = None,
         *,
         timeout: float = _core.DEFAULT_TIMEOUT,
@@ -54,16 +54,17 @@ class AsyncRefereeClient:
         client_cert_file: str | Path | None = None,
         client_key_file: str | Path | None = None,
     ) -> None:
-        options = [*_core.CHANNEL_OPTIONS, *channel_options]
+        address, balancing = _core.channel_target(target)
+        options = [*_core.CHANNEL_OPTIONS, *balancing, *channel_options]
         credentials = _core.channel_credentials(credentials, tls, ca_file, client_cert_file, client_key_file)
-        self.target = target
+        self.target = target if isinstance(target, str) else ",".join(target)
         self.token = token
         self.timeout = timeout
         self.watch_timeout = watch_timeout
         self.retry = retry or RetryPolicy()
         self._channel = (
-            grpc.aio.secure_channel(target, credentials, options)
-            if credentials else grpc.aio.insecure_channel(target, options)
+            grpc.aio.secure_channel(address, credentials, options)
+            if credentials else grpc.aio.insecure_channel(address, options)
         )  # fmt: skip
         self._stub = referee_pb2_grpc.RefereeServiceStub(self._channel)
         self._rules: dict[str, Mapping[str, Any]] = {}

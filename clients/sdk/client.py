@@ -44,8 +44,11 @@ WatchItem = GameSnapshot | dict[str, Any]
 
 
 class RefereeClient:
-    """A blocking client of one referee (``target`` "host:port"). ``token``: the default bearer token of the
-    calls (each call may name another). ``timeout``: the default deadline of each send, in seconds.
+    """A blocking client of the referee at ``target`` ("host:port"), or of several referees sharing one Redis
+    ("host:port,host:port" or a sequence of addresses: each call goes to the next one connected, gRPC's
+    ``round_robin``; a move retried after UNAVAILABLE may go to another one, with the same request_id).
+    ``token``: the default bearer token of the calls (each call may name another). ``timeout``: the default
+    deadline of each send, in seconds.
     ``retry``: how transient failures are retried. TLS: ``tls=True`` checks the referee's certificate against
     the system's roots, ``ca_file`` against that CA (PEM; implies TLS); ``client_cert_file`` and
     ``client_key_file`` (PEM) answer a referee that asks for a client certificate (``--tls-client-ca``); or pass
@@ -53,7 +56,7 @@ class RefereeClient:
 
     def __init__(
         self,
-        target: str,
+        target: str | Sequence[str],
         token: str | None = None,
         *,
         timeout: float = _core.DEFAULT_TIMEOUT,
@@ -66,15 +69,18 @@ class RefereeClient:
         client_cert_file: str | Path | None = None,
         client_key_file: str | Path | None = None,
     ) -> None:
-        options = [*_core.CHANNEL_OPTIONS, *channel_options]
+        address, balancing = _core.channel_target(target)
+        options = [*_core.CHANNEL_OPTIONS, *balancing, *channel_options]
         credentials = _core.channel_credentials(credentials, tls, ca_file, client_cert_file, client_key_file)
-        self.target = target
+        self.target = target if isinstance(target, str) else ",".join(target)
         self.token = token
         self.timeout = timeout
         self.watch_timeout = watch_timeout
         self.retry = retry or RetryPolicy()
         self._channel = (
-            grpc.secure_channel(target, credentials, options) if credentials else grpc.insecure_channel(target, options)
+            grpc.secure_channel(address, credentials, options)
+            if credentials
+            else grpc.insecure_channel(address, options)
         )
         self._stub = referee_pb2_grpc.RefereeServiceStub(self._channel)
         self._rules: dict[str, Mapping[str, Any]] = {}

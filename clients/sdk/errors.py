@@ -17,6 +17,9 @@ DOMAIN = "rummy-referee"
 
 #: The codes after which a call may be sent again: the service did not answer (or could not reach its storage).
 TRANSIENT = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+#: What grpc says of a call this client cancelled itself: every other CANCELLED was the referee's (a referee
+#: stopping, or ending a connection past its maximum age, cuts the calls it has not answered): sent again too.
+LOCAL_CANCEL = "Locally cancelled by application!"
 #: A move the rules refuse, or a malformed one: the bot's fault, never worth resending.
 REJECTED = frozenset({grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.INVALID_ARGUMENT})
 
@@ -39,7 +42,10 @@ class RefereeError(Exception):
 
     @property
     def transient(self) -> bool:
-        """The call may succeed if sent again (UNAVAILABLE, DEADLINE_EXCEEDED)."""
+        """The call may succeed if sent again (UNAVAILABLE, DEADLINE_EXCEEDED; CANCELLED by the referee, which
+        the referee's own answers never are: a call it cut while stopping or ending an old connection)."""
+        if self.code == grpc.StatusCode.CANCELLED:
+            return not self.reason and self.message != LOCAL_CANCEL
         return self.code in TRANSIENT
 
     @property

@@ -54,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
                                              "every rotation of its seats (default 10)")  # fmt: skip
     g.add_argument("--seed", help="seed text of the deals and the bots (default: a fresh random one, printed)")
     r = p.add_argument_group("how it is run")
-    r.add_argument("--referee", metavar="HOST:PORT", help="a running referee (default: start one of our own)")
+    r.add_argument("--referee", metavar="HOST:PORT", help="a running referee, or several sharing one Redis as "
+                   "HOST:PORT,HOST:PORT (calls balanced over them; default: start one of our own)")  # fmt: skip
     r.add_argument("--organizer-token", default=os.environ.get("RUMMY_ORGANIZER_TOKEN"),
                    help="the referee's organizer token, needed with --referee (default: $RUMMY_ORGANIZER_TOKEN)")
     r.add_argument("--parallel", type=int, default=2, metavar="N", help="games played at once (default 2)")

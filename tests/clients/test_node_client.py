@@ -271,3 +271,28 @@ def test_node_bot_plays_a_gin_match(node_modules: Path, referee_address: str, ex
         f"{example}: {summary['moves']} moves, python seat: {python_seat.moves} moves, "
         f"{final.hands_played} hands, totals {list(final.result.totals)}, {time.monotonic() - started:.1f}s"
     )
+
+
+def test_node_client_balances_over_several_referees(redis_server: RedisProcess, node_modules: Path) -> None:
+    """`connect("ip:port,ip:port")`: one grpc-js channel with round_robin; both referees create games."""
+    from tests.server.refkit import ServerThread
+
+    servers = [ServerThread(redis_server.url), ServerThread(redis_server.url)]
+    try:
+        script = """
+import { connect } from "./referee.js";
+const referee = connect(process.argv[1], { deadlineMs: 10000 });
+await referee.ping();  // connected to both (round_robin connects every address)
+const seats = [{ display_name: "a" }, { display_name: "b" }];
+for (let i = 0; i < 20; i++) await referee.createGame({ profile: "gin", seats });
+referee.close();
+"""
+        address = f"localhost:{servers[0].port},127.0.0.1:{servers[1].port}"
+        done = subprocess.run([NODE, "--input-type=module", "-e", script, address], cwd=NODE_DIR,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        created = [s.referee.tallies.games_created for s in servers]
+        assert sum(created) == 20 and min(created) >= 1, created
+    finally:
+        for server in servers:
+            server.stop()

@@ -114,16 +114,21 @@ class _DeafClient(RefereeClient):
 
 
 def test_a_turn_the_stream_never_announced_is_counted_as_missed(referee: ServerThread) -> None:
-    """The check can fail: with the announcing events withheld, the turns are found by the safety net only."""
+    """The check can fail: with the announcing events withheld, the turns are found by the safety net.
+
+    Not every withheld turn need be: when the other seat's next events overtake the answer to this seat's own move
+    (a loaded machine), the runner fetches its view at once (`moved`), finds the turn without the safety net, and
+    rightly counts no missed turn. Seat 1 thinks a moment before each of its first moves, which makes that rare;
+    the bound below holds either way: the safety net found at least one turn, and never more than were withheld."""
     deaf = _DeafClient(referee.address)
+    seat1 = _Slow(make_bot("random", 6), pause=0.25, every=1, first=6)
     try:
-        results, _ = _play(deaf, referee, [make_bot("random", 5), make_bot("random", 6)], idle_check=0.2,
-                           max_hands=1)  # fmt: skip
+        results, _ = _play(deaf, referee, [make_bot("random", 5), seat1], idle_check=0.2, max_hands=1)
     finally:
         deaf.close()
     assert results[0].finished
     assert deaf.deaf is not None
     withheld = 3 - deaf.deaf.times
     assert withheld > 0
-    assert results[0].missed_turns == withheld  # each withheld announcement: one turn found by the safety net
+    assert 1 <= results[0].missed_turns <= withheld  # withheld announcements: turns found by the safety net
     assert results[1].missed_turns == 0

@@ -34,6 +34,11 @@ pytestmark = pytest.mark.skipif(not (NODE and NPM), reason="the TypeScript clien
 @pytest.fixture(scope="module")
 def node_modules() -> Path:
     """clients/ts/node_modules as package-lock.json pins it."""
+    return install_node_modules()
+
+
+def install_node_modules() -> Path:
+    """clients/ts/node_modules as package-lock.json pins it (``npm ci`` unless done for this lock)."""
     digest = hashlib.sha256((TS_DIR / "package-lock.json").read_bytes()).hexdigest()
     if not (STAMP.is_file() and STAMP.read_text().strip() == digest):
         done = subprocess.run([NPM, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=TS_DIR,
@@ -97,3 +102,36 @@ def test_three_node_bots_play_a_rummy_hand_over_connect(server: ServerThread, no
 def test_the_generated_code_the_node_bundle_and_the_web_table_are_fresh(node_modules: Path) -> None:
     done = subprocess.run([NODE, "build.mjs", "--check"], cwd=TS_DIR, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_node_client_balances_over_several_referees(
+    server: ServerThread, redis_server: RedisProcess, node_modules: Path
+) -> None:
+    """`connectReferee("URL,URL")`: the calls go to each referee in turn (both create games), and a game created
+    through one is played through the other (one Redis)."""
+    other = ServerThread(redis_server.url, http=True)
+    try:
+        before = [server.referee.tallies.games_created, other.referee.tallies.games_created]
+        script = """
+import { connectReferee, auth } from "./dist/node.mjs";
+const referee = connectReferee(process.argv[1]);
+const games = [];
+for (let i = 0; i < 4; i++) {
+  games.push(await referee.createGame({ profile: "gin", seats: [{ displayName: "a" }, { displayName: "b" }] }));
+}
+const ids = [];
+for (const created of games.reverse()) {  // each read through the referee it was not created on
+  const got = await referee.getGame({ gameId: created.gameId }, auth(created.seatTokens[0].token));
+  ids.push(got.view.gameId === created.gameId);
+}
+console.log(JSON.stringify(ids));
+"""
+        urls = f"{server.http_url},{other.http_url}"
+        done = subprocess.run([NODE, "--input-type=module", "-e", script, urls], cwd=TS_DIR, capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout.strip().splitlines()[-1]) == [True] * 4
+        after = [server.referee.tallies.games_created, other.referee.tallies.games_created]
+        assert [a - b for a, b in zip(after, before, strict=True)] == [2, 2]
+    finally:
+        other.stop()

@@ -148,3 +148,19 @@ async def _register(url: str, seat: BotSeat) -> None:
         await BotSeats(client).register([seat])
     finally:
         await client.aclose()
+
+
+def test_a_bot_slower_than_its_move_timeout_is_counted_a_timeout(
+    private_redis: RedisProcess, referee: ServerThread
+) -> None:
+    """The host's failures say which were timeouts (``rummy_bot_failures_total{kind="timeout"}``)."""
+    with RefereeClient(referee.address) as client:
+        client.create_game("gin", [SeatSpec(bot="gin"), SeatSpec(bot="gin")])
+        runner = _host(private_redis, referee, lease_s=2.0, poll_s=0.1, retry_s=0.2, move_timeout_s=1e-9)
+        try:
+            host = runner.host
+            assert host is not None
+            assert wait_until(lambda: host.timeouts >= 1, timeout=30), (host.failures, host.timeouts)
+            assert host.timeouts <= host.failures
+        finally:
+            runner.stop()

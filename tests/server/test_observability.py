@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,14 +56,15 @@ def _wait_for_line(path: Path, prefix: str, process: subprocess.Popen[bytes], ti
     raise AssertionError(f"no {prefix!r} line (exit {process.poll()}): {path.read_text(errors='replace')}")
 
 
-def start_serve(redis_url: str, directory: Path) -> Served:
-    """`rummy-referee serve --metrics-port 0 --log-format json` on a free port: once it has said where it listens."""
+def start_serve(redis_url: str, directory: Path, extra: Sequence[str] = ()) -> Served:
+    """`rummy-referee serve --metrics-port 0 --log-format json` (and ``extra`` arguments) on a free port: once it
+    has said where it listens."""
     stdout, log = directory / "stdout", directory / "stderr.jsonl"
     with stdout.open("wb") as out, log.open("wb") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_url,
              "--metrics-port", "0", "--log-format", "json", "--grace", "1", "--games-per-minute", "1000000",
-             "--requests-per-second", "1000000", "--request-burst", "1000000"],
+             "--requests-per-second", "1000000", "--request-burst", "1000000", *extra],
             cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
         )  # fmt: skip
     try:
@@ -320,6 +321,28 @@ def test_storage_failures_are_counted(private_redis: RedisProcess, tmp_path: Pat
 
         assert errors(after) - errors(before) >= 1
         assert value(after, "rummy_storage_errors_total", op="create") == 0
+    finally:
+        client.close()
+        stop_serve(served.process)
+
+
+def test_house_bot_seats_are_counted(private_redis: RedisProcess, tmp_path: Path) -> None:
+    """A house-bot seat being played shows in ``rummy_bot_seats_playing``; once the match is over (the human
+    resigns) the seat is counted finished, and no bot failure was counted."""
+    from clients.sdk import RefereeClient, SeatSpec
+
+    served = start_serve(private_redis.url, tmp_path, ["--bot-poll", "0.2"])
+    client = RefereeClient(served.address)
+    try:
+        assert value(scrape(served.metrics_url), "rummy_bot_seats_playing") == 0
+        game = client.create_game("gin", ["Ann", SeatSpec(bot="gin")])
+        assert wait_for(served.metrics_url, "rummy_bot_seats_playing", 1) == 1
+        client.resign(game.game_id, token=game.tokens[0])
+        assert wait_for(served.metrics_url, "rummy_bot_seats_finished_total", 1) == 1
+        after = scrape(served.metrics_url)
+        assert value(after, "rummy_bot_seats_playing") == 0
+        assert value(after, "rummy_bot_failures_total", kind="timeout") == 0
+        assert value(after, "rummy_bot_failures_total", kind="error") == 0
     finally:
         client.close()
         stop_serve(served.process)

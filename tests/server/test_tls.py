@@ -1,18 +1,22 @@
-"""TLS on the gRPC port: `rummy-referee serve --tls-cert/--tls-key` (and ``--tls-client-ca``, mutual TLS), with
+"""TLS on both ports: `rummy-referee serve --tls-cert/--tls-key` (and ``--tls-client-ca``, mutual TLS), with
 a CA, server and client certificates this test makes itself (the `openssl` CLI), against the Python SDK (blocking
-and asyncio), `rummy-referee health` and the Node.js client. Clients without the CA (or, with mutual TLS, without
-a client certificate) are refused, and so is a plaintext client."""
+and asyncio), `rummy-referee health`, the Node.js client, and JSON and Connect calls over https. Clients without
+the CA (or, with mutual TLS, without a client certificate) are refused, and so is a plaintext client."""
 
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +27,11 @@ import pytest
 from clients.sdk import AsyncRefereeClient, RefereeClient
 from clients.sdk.errors import RefereeError
 from clients.sdk.values import NO_RETRY
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess
 from server.tls import TlsError, load_tls
 from tests.clients.test_node_client import node_modules as node_modules  # the fixture: `npm ci` once per lock
+from tests.clients.test_ts_client import TS_DIR, install_node_modules
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENSSL = shutil.which("openssl")
@@ -75,12 +81,13 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
 class Served:
     """`rummy-referee serve` as a subprocess, on a free port."""
 
-    def __init__(self, redis_url: str, log: Path, *flags: str) -> None:
+    def __init__(self, redis_url: str, log: Path, *flags: str, http: bool = False) -> None:
         self.log = log
+        ports = ["--http-port", "0"] if http else ["--no-http"]
         self.out = log.with_suffix(".out")
         with self.out.open("wb") as out, log.open("wb") as err:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_url,
+                [sys.executable, "-m", "server.cli", "serve", "--port", "0", *ports, "--redis-url", redis_url,
                  "--grace", "1",
                  *flags],
                 cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out, stderr=err,
@@ -88,10 +95,14 @@ class Served:
             )  # fmt: skip
         deadline = time.monotonic() + 60
         while True:
-            lines = [line for line in self.out.read_text().splitlines() if line.startswith("rummy-referee listening")]
-            if lines:
+            out = self.out.read_text().splitlines()
+            lines = [line for line in out if line.startswith("rummy-referee listening")]
+            http_lines = [line for line in out if line.startswith("rummy-referee http on")]
+            if lines and (http_lines or not http):
                 self.line = lines[0]
                 self.port = int(self.line.split()[3].rpartition(":")[2])
+                self.http_line = http_lines[0] if http_lines else ""
+                self.http_port = int(self.http_line.split()[3].rpartition(":")[2]) if http else 0
                 break
             if self.process.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(f"the referee did not start: {log.read_text()}")
@@ -108,27 +119,83 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def tls_referee(redis_server: RedisProcess, certs: Certs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """A referee serving TLS only: its port."""
+def tls_served(redis_server: RedisProcess, certs: Certs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """A referee serving TLS only, on its gRPC and its HTTP port."""
     served = Served(redis_server.url, tmp_path_factory.mktemp("tls-serve") / "stderr", "--tls-cert",
-                    str(certs.server_cert), "--tls-key", str(certs.server_key))  # fmt: skip
+                    str(certs.server_cert), "--tls-key", str(certs.server_key), http=True)  # fmt: skip
     try:
-        assert served.line.endswith("(TLS)"), served.line
-        yield served.port
+        assert served.line.endswith("(TLS)") and served.http_line.endswith("(TLS)"), (served.line, served.http_line)
+        yield served
     finally:
         served.stop()
 
 
 @pytest.fixture(scope="module")
-def mtls_referee(redis_server: RedisProcess, certs: Certs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    """A referee asking every client for a certificate signed by the test CA: its port."""
+def tls_referee(tls_served: Served) -> int:
+    """The TLS referee's gRPC port."""
+    return tls_served.port
+
+
+@pytest.fixture(scope="module")
+def mtls_served(redis_server: RedisProcess, certs: Certs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """A referee asking every client for a certificate signed by the test CA, on both ports."""
     served = Served(redis_server.url, tmp_path_factory.mktemp("mtls-serve") / "stderr", "--tls-cert",
                     str(certs.server_cert), "--tls-key", str(certs.server_key),
-                    "--tls-client-ca", str(certs.ca))  # fmt: skip
+                    "--tls-client-ca", str(certs.ca), http=True)  # fmt: skip
     try:
-        yield served.port
+        yield served
     finally:
         served.stop()
+
+
+@pytest.fixture(scope="module")
+def mtls_referee(mtls_served: Served) -> int:
+    """The mutual-TLS referee's gRPC port."""
+    return mtls_served.port
+
+
+def https_call(
+    port: int, method: str, body: bytes, content_type: str, context: ssl.SSLContext, token: str = ""
+) -> bytes:
+    """One Connect unary call over https (JSON or binary protobuf, by ``content_type``): the response body."""
+    headers = {"content-type": content_type, **({"authorization": f"Bearer {token}"} if token else {})}
+    request = urllib.request.Request(f"https://localhost:{port}/rummy.v1.RefereeService/{method}", data=body,
+                                     headers=headers, method="POST")  # fmt: skip
+    with urllib.request.urlopen(request, timeout=30, context=context) as reply:
+        assert reply.status == 200
+        return bytes(reply.read())
+
+
+def _https_refused(port: int, context: ssl.SSLContext) -> None:
+    with pytest.raises((urllib.error.URLError, ssl.SSLError, ConnectionError)):
+        https_call(port, "Ping", b"{}", "application/json", context)
+
+
+def test_http_port_serves_json_and_connect_over_tls(tls_served: Served, certs: Certs) -> None:
+    """A JSON call and a binary Connect call over https, the server checked against the test CA; a client
+    without that CA (the system's roots, or another CA) is refused, and so is plaintext HTTP."""
+    trusted = ssl.create_default_context(cafile=str(certs.ca))
+    https_call(tls_served.http_port, "Ping", b"{}", "application/json", trusted)
+    created = json.loads(https_call(tls_served.http_port, "CreateGame", json.dumps(
+        {"profile": "gin", "seats": [{"displayName": "a"}, {"displayName": "b"}]}).encode(), "application/json",
+        trusted))  # fmt: skip
+    assert created["gameId"]
+    reply = rpb.GetGameResponse.FromString(https_call(
+        tls_served.http_port, "GetGame", rpb.GetGameRequest(game_id=created["gameId"]).SerializeToString(),
+        "application/proto", trusted, created["seatTokens"][0]["token"]))  # fmt: skip
+    assert reply.view.game_id == created["gameId"]
+    _https_refused(tls_served.http_port, ssl.create_default_context())
+    _https_refused(tls_served.http_port, ssl.create_default_context(cafile=str(certs.other_ca)))
+    with pytest.raises((urllib.error.URLError, ConnectionError, http.client.HTTPException)):
+        urllib.request.urlopen(f"http://localhost:{tls_served.http_port}/rummy.v1.RefereeService/Ping", b"{}",
+                               timeout=30)  # fmt: skip
+
+
+def test_http_port_mutual_tls_refuses_a_client_without_a_certificate(mtls_served: Served, certs: Certs) -> None:
+    with_cert = ssl.create_default_context(cafile=str(certs.ca))
+    with_cert.load_cert_chain(certs.client_cert, certs.client_key)
+    https_call(mtls_served.http_port, "Ping", b"{}", "application/json", with_cert)
+    _https_refused(mtls_served.http_port, ssl.create_default_context(cafile=str(certs.ca)))
 
 
 def _refused(client: RefereeClient) -> RefereeError:
@@ -248,3 +315,44 @@ console.log(JSON.stringify(results));
     assert results == {"ca": "ok", "ca_pem": "ok", "system_roots": "UNAVAILABLE", "plaintext": "UNAVAILABLE",
                        "mtls": "ok", "mtls_no_cert": "UNAVAILABLE"}, results  # fmt: skip
 
+
+def test_typescript_client_over_https(tls_served: Served, mtls_served: Served, certs: Certs) -> None:
+    """The TypeScript client (clients/ts, Node) on the HTTP ports: with the CA (a path, or the PEM text) it is
+    served; with the system's roots it is refused; with mutual TLS it needs its client certificate."""
+    if NODE is None or shutil.which("npm") is None:
+        pytest.skip("the TypeScript client needs node and npm")
+    install_node_modules()
+    script = """
+import { readFileSync } from "node:fs";
+import { connectReferee, refusal } from "./dist/node.mjs";
+const [port, mport, ca, cert, key] = process.argv.slice(1);
+const results = {};
+async function attempt(name, url, options) {
+  try { await connectReferee(url, options).ping({}); results[name] = "ok"; }
+  catch (error) { results[name] = refusal(error).code; }
+}
+await attempt("ca", `https://localhost:${port}`, { ca });
+await attempt("ca_pem", `https://localhost:${port}`, { ca: readFileSync(ca, "utf8") });
+await attempt("system_roots", `https://localhost:${port}`, {});
+await attempt("mtls", `https://localhost:${mport}`, { ca, clientCert: cert, clientKey: key });
+await attempt("mtls_no_cert", `https://localhost:${mport}`, { ca });
+console.log(JSON.stringify(results));
+"""
+    assert NODE is not None
+    done = subprocess.run(
+        [NODE, "--input-type=module", "-e", script, str(tls_served.http_port), str(mtls_served.http_port),
+         str(certs.ca), str(certs.client_cert), str(certs.client_key)],
+        cwd=TS_DIR, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    assert results["ca"] == results["ca_pem"] == results["mtls"] == "ok", results
+    assert "ok" not in (results["system_roots"], results["mtls_no_cert"]), results
+
+
+def test_a_list_of_tls_referees_is_checked_against_the_first_name(tls_referee: int, certs: Certs) -> None:
+    """Several addresses over TLS: one balanced channel whose authority (the name the certificate must carry) is
+    the first address's host; "localhost" resolves to the 127.0.0.1 the certificate also names."""
+    with RefereeClient(f"localhost:{tls_referee},127.0.0.1:{tls_referee}", ca_file=certs.ca, retry=NO_RETRY) as c:
+        for _ in range(4):
+            c.ping(timeout=10)

@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 
 // src/node.ts
+import { readFileSync } from "node:fs";
 import { createConnectTransport } from "@connectrpc/connect-node";
 
 // src/referee.ts
@@ -22,6 +23,14 @@ var RefereeService = /* @__PURE__ */ serviceDesc(file_rummy_v1_referee, 0);
 // src/referee.ts
 function refereeClient(transport) {
   return createClient(RefereeService, transport);
+}
+function roundRobin(transports) {
+  let next = 0;
+  const pick = () => transports[next++ % transports.length];
+  return {
+    unary: (method, signal, timeoutMs, header, input, contextValues) => pick().unary(method, signal, timeoutMs, header, input, contextValues),
+    stream: (method, signal, timeoutMs, header, input, contextValues) => pick().stream(method, signal, timeoutMs, header, input, contextValues)
+  };
 }
 function auth(token2, extra = {}) {
   return { ...extra, headers: { authorization: `Bearer ${token2}` } };
@@ -112,8 +121,22 @@ async function* watchGame(client, gameId2, token2, opts = {}) {
 }
 
 // src/node.ts
+function pem(value2) {
+  return value2 === void 0 || value2.includes("-----BEGIN ") ? value2 : readFileSync(value2, "utf8");
+}
 function connectReferee(baseUrl, opts = {}) {
-  return refereeClient(createConnectTransport({ baseUrl, httpVersion: "1.1", useBinaryFormat: opts.binary ?? false }));
+  const urls = (Array.isArray(baseUrl) ? baseUrl : baseUrl.split(",")).map((u) => u.trim()).filter((u) => u);
+  if (urls.length === 0) throw new Error(`no referee address in ${JSON.stringify(baseUrl)}`);
+  const tls = { ca: pem(opts.ca), cert: pem(opts.clientCert), key: pem(opts.clientKey) };
+  const transports = urls.map(
+    (url) => createConnectTransport({
+      baseUrl: url,
+      httpVersion: "1.1",
+      useBinaryFormat: opts.binary ?? false,
+      nodeOptions: url.startsWith("https:") ? tls : void 0
+    })
+  );
+  return refereeClient(transports.length === 1 ? transports[0] : roundRobin(transports));
 }
 
 // src/strategy.ts

@@ -1,4 +1,5 @@
 // src/node.ts
+import { readFileSync } from "node:fs";
 import { createConnectTransport } from "@connectrpc/connect-node";
 
 // src/referee.ts
@@ -130,6 +131,14 @@ var RefereeService = /* @__PURE__ */ serviceDesc(file_rummy_v1_referee, 0);
 function refereeClient(transport) {
   return createClient(RefereeService, transport);
 }
+function roundRobin(transports) {
+  let next = 0;
+  const pick = () => transports[next++ % transports.length];
+  return {
+    unary: (method, signal, timeoutMs, header, input, contextValues) => pick().unary(method, signal, timeoutMs, header, input, contextValues),
+    stream: (method, signal, timeoutMs, header, input, contextValues) => pick().stream(method, signal, timeoutMs, header, input, contextValues)
+  };
+}
 function auth(token, extra = {}) {
   return { ...extra, headers: { authorization: `Bearer ${token}` } };
 }
@@ -225,8 +234,22 @@ function legal(view, kind) {
 }
 
 // src/node.ts
+function pem(value) {
+  return value === void 0 || value.includes("-----BEGIN ") ? value : readFileSync(value, "utf8");
+}
 function connectReferee(baseUrl, opts = {}) {
-  return refereeClient(createConnectTransport({ baseUrl, httpVersion: "1.1", useBinaryFormat: opts.binary ?? false }));
+  const urls = (Array.isArray(baseUrl) ? baseUrl : baseUrl.split(",")).map((u) => u.trim()).filter((u) => u);
+  if (urls.length === 0) throw new Error(`no referee address in ${JSON.stringify(baseUrl)}`);
+  const tls = { ca: pem(opts.ca), cert: pem(opts.clientCert), key: pem(opts.clientKey) };
+  const transports = urls.map(
+    (url) => createConnectTransport({
+      baseUrl: url,
+      httpVersion: "1.1",
+      useBinaryFormat: opts.binary ?? false,
+      nodeOptions: url.startsWith("https:") ? tls : void 0
+    })
+  );
+  return refereeClient(transports.length === 1 ? transports[0] : roundRobin(transports));
 }
 export {
   AnalyzeHandRequestSchema,
@@ -306,5 +329,6 @@ export {
   moveText,
   refereeClient,
   refusal,
+  roundRobin,
   watchGame
 };

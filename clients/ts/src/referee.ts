@@ -20,6 +20,19 @@ export function refereeClient(transport: Transport): Referee {
   return createClient(RefereeService, transport);
 }
 
+/** One transport over several (referees sharing one Redis): each call goes to the next one in turn. A referee
+ * that is down fails the calls sent to it (UNAVAILABLE); watchGame resumes through the next one. */
+export function roundRobin(transports: Transport[]): Transport {
+  let next = 0;
+  const pick = (): Transport => transports[next++ % transports.length]!;
+  return {
+    unary: (method, signal, timeoutMs, header, input, contextValues) =>
+      pick().unary(method, signal, timeoutMs, header, input, contextValues),
+    stream: (method, signal, timeoutMs, header, input, contextValues) =>
+      pick().stream(method, signal, timeoutMs, header, input, contextValues),
+  };
+}
+
 /** Call options that send `token` as `authorization: Bearer <token>`. */
 export function auth(token: string, extra: CallOptions = {}): CallOptions {
   return { ...extra, headers: { authorization: `Bearer ${token}` } };
