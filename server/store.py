@@ -41,7 +41,7 @@ from redis.backoff import ExponentialBackoff
 
 from server import deadlines
 from server.gamelog import LogEntry, decode_entry, event_payload
-from server.hotpath import HotPath, NotSent
+from server.hotpath import ClusterHotPath, HotPath, NotSent
 
 MAX_SEATS = 6
 MAX_TTL_S = 3650 * 24 * 3600  # 10 years
@@ -367,7 +367,8 @@ class GameStore:
                 return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args,
                                             wait_s=wait_s)  # fmt: skip
             except rexc.NoScriptError:  # a Redis restarted without its script cache
-                await self._hot.call(timeout_s, "SCRIPT", "LOAD", _script("commit_move.lua"), wait_s=wait_s)
+                await self._hot.call(timeout_s, "SCRIPT", "LOAD", _script("commit_move.lua"), wait_s=wait_s,
+                                     route=keys[0])  # fmt: skip
                 return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args,
                                             wait_s=wait_s)  # fmt: skip
         except (TimeoutError, rexc.ConnectionError, OSError, rexc.ResponseError) as exc:
@@ -488,8 +489,14 @@ def _decoded(raw: bytes) -> LogEntry:
         raise RuntimeError(str(exc)) from exc
 
 
-def _hot_path(client: RedisClient) -> HotPath | None:
-    """The pipelined path of the two hot commands, for a standalone Redis it can connect to by itself."""
+def _hot_path(client: RedisClient) -> HotPath | ClusterHotPath | None:
+    """The pipelined path of the two hot commands, for a standalone Redis or a Redis Cluster (one connection per
+    master) it can connect to by itself."""
+    if isinstance(client, RedisCluster):
+        if not ClusterHotPath.supports(client):
+            return None
+        timeout_s = client.nodes_manager.connection_kwargs.get("socket_connect_timeout") or 2.0
+        return ClusterHotPath(client, connect_timeout_s=timeout_s)
     if not isinstance(client, aioredis.Redis):
         return None
     pool = client.connection_pool
