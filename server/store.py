@@ -234,6 +234,9 @@ class GameStore:
         self._create = client.register_script(_script("create_game.lua"))
         self._commit = client.register_script(_script("commit_move.lua"))
         self._hot = _hot_path(client)
+        # on a cluster the other single-key reads (the event log's, mostly) take the pipelined connections too:
+        # one connection per master, however many watch streams open at once (redis-py's cluster pools are unbounded)
+        self._hot_reads = isinstance(self._hot, ClusterHotPath)
         self._join = client.register_script(_script("join_seat.lua"))
         # Redis's clock minus ours (seconds), and how far off that may be: measured by ping() and the first commit
         self._clock_offset: float | None = None
@@ -424,16 +427,24 @@ class GameStore:
 
     async def idem_version(self, game_id: str, key: bytes) -> int | None:
         """The version committed by the move of idempotency key ``key``, None if it has no (live) record."""
-        async with self._op():
-            records: Any = await self.client.get(idem_key(game_id))
+        records: Any
+        if self._hot_reads:
+            records = await self._hot_call("GET", idem_key(game_id))
+        else:
+            async with self._op():
+                records = await self.client.get(idem_key(game_id))
         return find_idem(records or b"", key)
 
     async def log_entries(self, game_id: str, first: int, last: int = -1) -> list[LogEntry]:
         """The log entries of versions ``first`` to ``last`` (-1: the newest), decoded."""
         if first > MAX_LOG_INDEX:
             return []
-        async with self._op():
-            raw: Any = await self.client.lrange(log_key(game_id), first, min(last, MAX_LOG_INDEX))
+        raw: Any
+        if self._hot_reads:
+            raw = await self._hot_call("LRANGE", log_key(game_id), first, min(last, MAX_LOG_INDEX))
+        else:
+            async with self._op():
+                raw = await self.client.lrange(log_key(game_id), first, min(last, MAX_LOG_INDEX))
         return [_decoded(r) for r in raw]
 
     async def events_since(self, game_id: str, after: tuple[int, int], count: int | None = None) -> list[StoredEvent]:
@@ -454,8 +465,12 @@ class GameStore:
 
     async def last_position(self, game_id: str) -> tuple[int, int]:
         """Log position of the game's newest event, (0, 0) when there is none."""
-        async with self._op():
-            raw: Any = await self.client.lindex(log_key(game_id), -1)
+        raw: Any
+        if self._hot_reads:
+            raw = await self._hot_call("LINDEX", log_key(game_id), -1)
+        else:
+            async with self._op():
+                raw = await self.client.lindex(log_key(game_id), -1)
         if raw is None:
             return (0, 0)
         entry = _decoded(raw)
