@@ -398,7 +398,13 @@ async def run(target: Target, args: argparse.Namespace, pids: dict[str, list[int
             reader.cancel()
         await asyncio.gather(*readers, return_exceptions=True)
 
-        logs = await asyncio.gather(*(stored_positions(stub(i), g) for i, g in enumerate(games)))
+        checking = asyncio.Semaphore(32)  # the logs read a few at a time (a burst of 1,000 replays is not the test)
+
+        async def stored(i: int, game: Game) -> list[Position]:
+            async with checking:
+                return await stored_positions(stub(i), game)
+
+        logs = await asyncio.gather(*(stored(i, g) for i, g in enumerate(games)))
         stored = {g.game_id: log for g, log in zip(games, logs, strict=True)}
         failed = wrong = 0
         latencies: list[float] = []
