@@ -25,7 +25,8 @@ starts N referees, game i created and played on referee i mod N and stream n ope
 games are followed by every process, and a move committed by one is delivered by the others); `--streams S` sets
 the number of games to S / `--watchers`. On a cluster the connections are counted per referee process: on every
 node, `CLIENT LIST`'s addresses matched with the TCP connections of each referee's pid (psutil);
-`redis_connections` is then the most any one process held, `redis_connections_by_process` each one's most.
+`redis_connections` is then the most any one process held, `redis_connections_by_process` each one's most (on
+one redis-server, `redis_connections` counts every referee's together).
 
 Debugging aids: FANOUT_DUMP=<file> writes every delivery (answer time, latency, game, version, watcher) as JSON;
 FANOUT_PROFILE=<file> runs the referee under cProfile; FANOUT_LOG=<file> appends the referees' logs to it.
@@ -453,8 +454,9 @@ async def run(target: Target, args: argparse.Namespace, pids: dict[str, list[int
             **{f"cpu_{name}_us_per_move": round(used / max(1, moves) * 1e6) for name, used in cpu.items()},
         }
         print(f"deliveries {len(latencies)}: p50 {results['fanout_p50_ms']} ms, p99 {results['fanout_p99_ms']} ms, "
-              f"max {results['fanout_max_ms']} ms; streams failed {failed}, wrong {wrong}; Redis connections of a "
-              f"referee process at most {results['redis_connections']} {per_process or ''}", flush=True)  # fmt: skip
+              f"max {results['fanout_max_ms']} ms; streams failed {failed}, wrong {wrong}; Redis connections "
+              + (f"of a referee process at most {results['redis_connections']} {per_process}" if per_process
+                 else f"of the referees together at most {results['redis_connections']}"), flush=True)  # fmt: skip
         return results
     finally:
         stop_counting.set()
