@@ -312,7 +312,9 @@ class ClusterHotPath:
         EVALSHA's first key). A SCRIPT LOAD (routed by the key of the EVALSHA it is for) goes to the node that
         answered that EVALSHA with NOSCRIPT: after an ASK, the migration's target."""
         key = route if route is not None else _first_key(args)
-        slot = self._slot(key)
+        slot = self._slots.get(key)
+        if slot is None:
+            slot = self._slot(key)
         loop = asyncio.get_running_loop()
         until = None if wait_s is None or wait_s >= timeout_s else loop.time() + wait_s
         nodes = self._client.nodes_manager
@@ -399,6 +401,11 @@ class ClusterHotPath:
 
 def _first_key(args: tuple[str | bytes | int, ...]) -> str | bytes:
     """The key a command's slot is taken from: EVAL/EVALSHA's first key, else the first argument."""
-    name = str(args[0]).upper() if not isinstance(args[0], bytes) else args[0].decode().upper()
-    key = args[3] if name in ("EVALSHA", "EVAL") and int(args[2]) > 0 else args[1]
-    return key if isinstance(key, bytes) else str(key)
+    name = args[0]
+    if name not in _EVALS:  # the store's commands are upper case strings: the common case without a copy
+        name = (name.decode() if isinstance(name, bytes) else str(name)).upper()
+    key = args[3] if name in _EVALS and int(args[2]) > 0 else args[1]
+    return key if isinstance(key, str | bytes) else str(key)
+
+
+_EVALS = frozenset({"EVALSHA", "EVAL"})
