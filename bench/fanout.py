@@ -17,9 +17,19 @@ delivery. `redis_connections` is the most connections the referee held to Redis 
 `fanout_streams_failed` counts the streams that ended with an error, or whose events differ from the log.
 
     python bench/fanout.py [--games 200] [--watchers 5] [--seconds 10] [--rate 100] [--channels 10]
+    python bench/fanout.py --cluster --processes 2 --streams 5000   # 1,000 games, two referees, six-node cluster
+
+Across processes and shards: `--cluster` runs the referees on a private six-node Redis Cluster (three masters,
+one replica each: server/redis_cluster.py, `appendfsync everysec`) instead of one redis-server; `--processes N`
+starts N referees, game i created and played on referee i mod N and stream n opened on referee n mod N (so most
+games are followed by every process, and a move committed by one is delivered by the others); `--streams S` sets
+the number of games to S / `--watchers`. On a cluster the connections are counted per referee process: on every
+node, `CLIENT LIST`'s addresses matched with the TCP connections of each referee's pid (psutil);
+`redis_connections` is then the most any one process held, `redis_connections_by_process` each one's most (on
+one redis-server, `redis_connections` counts every referee's together).
 
 Debugging aids: FANOUT_DUMP=<file> writes every delivery (answer time, latency, game, version, watcher) as JSON;
-FANOUT_PROFILE=<file> runs the referee under cProfile.
+FANOUT_PROFILE=<file> runs the referee under cProfile; FANOUT_LOG=<file> appends the referees' logs to it.
 
 Human-readable lines first; the last line is one JSON object: fanout_streams_failed, fanout_p99_ms,
 redis_connections, and more (streams, games, moves, deliveries, fanout_p50_ms, fanout_max_ms, ...).
@@ -55,11 +65,14 @@ except ModuleNotFoundError:  # a plain `python bench/fanout.py`: run again in th
         os.execv(_VENV / "bin" / "python", [str(_VENV / "bin" / "python"), *sys.argv])
     raise SystemExit("bench/fanout.py needs the project installed: run `make venv` first") from None
 
+import psutil  # noqa: E402
 import redis.asyncio as aioredis  # noqa: E402
 
 from rummy_pb.rummy.v1 import game_pb2 as pb  # noqa: E402
 from rummy_pb.rummy.v1 import referee_pb2 as rpb  # noqa: E402
 from rummy_pb.rummy.v1 import referee_pb2_grpc  # noqa: E402
+from server.events import channel  # noqa: E402
+from server.redis_cluster import LocalCluster, start_cluster  # noqa: E402
 from server.redis_launcher import start_redis  # noqa: E402
 
 ORGANIZER = "bench-organizer"
@@ -70,6 +83,7 @@ KNOCKS = ("knock", "big_gin")
 ORGANIZER_MD = (("authorization", f"Bearer {ORGANIZER}"),)
 
 Position = tuple[int, int]
+OPEN_BATCH = 250  # streams opened at once
 
 
 @dataclass
@@ -138,7 +152,7 @@ async def watch(stub: referee_pb2_grpc.RefereeServiceStub, stream: Stream, opene
         call.cancel()
         raise
     except grpc.aio.AioRpcError as exc:
-        stream.error = f"{exc.code().name}: {exc.details()}"
+        stream.error = f"{exc.code().name}: {exc.details()} (after {len(stream.received)} events)"
     finally:
         opened.set()
 
@@ -157,9 +171,13 @@ async def play(stub: referee_pb2_grpc.RefereeServiceStub, game: Game, interval: 
         except grpc.aio.AioRpcError:
             game.move_errors += 1
             got = await stub.GetGame(rpb.GetGameRequest(game_id=game.game_id), metadata=game.md(0))
-            game.view = got.view if got.view.to_act == 0 else (
-                await stub.GetGame(rpb.GetGameRequest(game_id=game.game_id), metadata=game.md(got.view.to_act))
-            ).view
+            game.view = (
+                got.view
+                if got.view.to_act == 0
+                else (
+                    await stub.GetGame(rpb.GetGameRequest(game_id=game.game_id), metadata=game.md(got.view.to_act))
+                ).view
+            )
         else:
             game.answered[response.version] = time.perf_counter()
             game.view = response.view
@@ -196,15 +214,78 @@ async def count_connections(redis_url: str, samples: list[int], stop: asyncio.Ev
         await admin.aclose()
 
 
-async def wait_subscribed(redis_url: str, games: int, timeout_s: float = 120.0) -> None:
-    """Until the referee is subscribed to the channels of ``games`` games (or ``timeout_s`` passed)."""
-    admin = aioredis.Redis.from_url(redis_url)
+def referee_connections(node_clients: dict[int, list[str]], pids: list[int]) -> dict[int, int]:
+    """Connections of each referee process to the cluster: its TCP connections (by pid) to a node's port whose
+    local address that node lists in CLIENT LIST (``node_clients``: node port -> the addresses it lists)."""
+    counts: dict[int, int] = {}
+    for pid in pids:
+        try:
+            connections = psutil.Process(pid).net_connections(kind="tcp")
+        except psutil.Error:
+            counts[pid] = 0
+            continue
+        counts[pid] = sum(
+            1
+            for c in connections
+            if c.raddr and c.raddr.port in node_clients and f"{c.laddr.ip}:{c.laddr.port}" in node_clients[c.raddr.port]
+        )
+    return counts
+
+
+async def count_cluster_connections(ports: list[int], pids: list[int], samples: dict[int, list[int]],
+                                    stop: asyncio.Event) -> None:  # fmt: skip
+    """Every 0.5 s until ``stop``: each referee's connections to the cluster's nodes (CLIENT LIST on every node)."""
+    admins = {port: aioredis.Redis(host="127.0.0.1", port=port) for port in ports}
     try:
-        deadline = time.perf_counter() + timeout_s
-        while len(await admin.pubsub_channels("game:*")) < games and time.perf_counter() < deadline:
-            await asyncio.sleep(0.05)
+        while True:
+            listed: dict[int, list[str]] = {}
+            for port, admin in admins.items():
+                try:
+                    listed[port] = [c["addr"] for c in await admin.client_list()]
+                except (OSError, aioredis.RedisError):
+                    listed[port] = []
+            for pid, count in (await asyncio.to_thread(referee_connections, listed, pids)).items():
+                samples.setdefault(pid, []).append(count)
+            try:
+                await asyncio.wait_for(stop.wait(), 0.5)
+                return
+            except TimeoutError:
+                pass
     finally:
-        await admin.aclose()
+        for admin in admins.values():
+            await admin.aclose()
+
+
+async def subscriptions(node_urls: list[str], channels: list[bytes]) -> int:
+    """Subscriptions to ``channels`` over every node: NUMSUB (Pub/Sub) plus SHARDNUMSUB (sharded Pub/Sub)."""
+    total = 0
+    for url in node_urls:
+        admin = aioredis.Redis.from_url(url)
+        try:
+            for i in range(0, len(channels), 500):
+                chunk = channels[i : i + 500]
+                for command in ("NUMSUB", "SHARDNUMSUB"):
+                    try:
+                        reply = await admin.execute_command("PUBSUB", command, *chunk)
+                    except aioredis.RedisError:
+                        continue  # a Redis without sharded Pub/Sub, or a node that refuses another shard's channel
+                    if isinstance(reply, dict):
+                        total += sum(int(n) for n in reply.values())
+                    elif reply and isinstance(reply[0], list | tuple):
+                        total += sum(int(pair[1]) for pair in reply)
+                    else:
+                        total += sum(int(n) for n in reply[1::2])
+        finally:
+            await admin.aclose()
+    return total
+
+
+async def wait_subscribed(node_urls: list[str], channels: list[bytes], expected: int, timeout_s: float = 120.0) -> int:
+    """Until the referees hold ``expected`` subscriptions to ``channels`` (or ``timeout_s`` passed); how many."""
+    deadline = time.perf_counter() + timeout_s
+    while (found := await subscriptions(node_urls, channels)) < expected and time.perf_counter() < deadline:
+        await asyncio.sleep(0.1)
+    return found
 
 
 def cpu_s(pid: int) -> float:
@@ -222,19 +303,48 @@ def _percentile(sorted_ms: list[float], q: float) -> float:
     return round(sorted_ms[min(len(sorted_ms) - 1, int(len(sorted_ms) * q))], 2)
 
 
-async def run(address: str, redis_url: str, args: argparse.Namespace, pids: dict[str, int]) -> dict[str, object]:
+@dataclass
+class Target:
+    """Where the bench runs: the referees' addresses and pids, and the Redis (one server or a cluster's nodes)."""
+
+    addresses: list[str]
+    referee_pids: list[int]
+    redis_url: str  # the standalone Redis, or the cluster's seed
+    node_ports: list[int] = field(default_factory=list)  # a cluster's nodes (empty: standalone)
+
+    @property
+    def node_urls(self) -> list[str]:
+        return [f"redis://127.0.0.1:{p}" for p in self.node_ports] if self.node_ports else [self.redis_url]
+
+
+async def run(target: Target, args: argparse.Namespace, pids: dict[str, list[int]]) -> dict[str, object]:
     options = [("grpc.use_local_subchannel_pool", 1), ("grpc.max_receive_message_length", 4 << 20)]
-    channels = [grpc.aio.insecure_channel(address, options=options) for _ in range(max(1, args.channels))]
-    stubs = [referee_pb2_grpc.RefereeServiceStub(channel) for channel in channels]
+    # --channels connections to each referee; stubs[r] are referee r's
+    channels = [[grpc.aio.insecure_channel(address, options=options) for _ in range(max(1, args.channels))]
+                for address in target.addresses]  # fmt: skip
+    stubs = [[referee_pb2_grpc.RefereeServiceStub(c) for c in per_referee] for per_referee in channels]
+    processes = len(stubs)
+
+    def stub(
+        n: int,
+    ) -> referee_pb2_grpc.RefereeServiceStub:  # the n-th call's: referee n mod N, spread over its channels
+        per_referee = stubs[n % processes]
+        return per_referee[(n // processes) % len(per_referee)]
+
     samples: list[int] = []
+    by_process: dict[int, list[int]] = {}
     stop_counting = asyncio.Event()
-    counter = asyncio.ensure_future(count_connections(redis_url, samples, stop_counting))
+    counter = asyncio.ensure_future(
+        count_cluster_connections(target.node_ports, target.referee_pids, by_process, stop_counting)
+        if target.node_ports
+        else count_connections(target.redis_url, samples, stop_counting)
+    )
     try:
         seats = [pb.SeatSpec(display_name="P0", kind=pb.SEAT_KIND_BOT),
                  pb.SeatSpec(display_name="P1", kind=pb.SEAT_KIND_BOT)]  # fmt: skip
         games: list[Game] = []
         for i in range(args.games):
-            created = await stubs[i % len(stubs)].CreateGame(
+            created = await stub(i).CreateGame(
                 rpb.CreateGameRequest(profile="gin", seats=seats, allow_spectators=True),
                 metadata=ORGANIZER_MD,  # exempt from the per-address creation rate (60 a minute by default)
             )
@@ -247,28 +357,34 @@ async def run(address: str, redis_url: str, args: argparse.Namespace, pids: dict
         ]
         t0 = time.perf_counter()
         opened = [asyncio.Event() for _ in streams]
-        readers = [
-            asyncio.ensure_future(watch(stubs[n % len(stubs)], stream, event))
-            for n, (stream, event) in enumerate(zip(streams, opened, strict=True))
-        ]
-        await asyncio.wait_for(asyncio.gather(*(event.wait() for event in opened)), 600)
+        readers: list[asyncio.Future[None]] = []
+        for first in range(0, len(streams), OPEN_BATCH):  # in batches, as clients arrive (not 5,000 in one burst)
+            readers += [
+                asyncio.ensure_future(watch(stub(n), streams[n], opened[n]))
+                for n in range(first, min(first + OPEN_BATCH, len(streams)))
+            ]
+            await asyncio.wait_for(asyncio.gather(*(event.wait() for event in opened[first : first + OPEN_BATCH])), 600)
         print(f"{len(streams)} streams over {len(games)} games open in {time.perf_counter() - t0:.1f}s "
               f"({sum(1 for s in streams if s.error)} failed)", flush=True)  # fmt: skip
 
-        # the streams are open; wait until the referee follows every game (subscribed to its channel), and a little
-        await wait_subscribed(redis_url, len(games))
+        # the streams are open; wait until every referee follows every game it has watchers of (subscribed to its
+        # channel), and a little
+        followers = {(s.game.game_id, n % processes) for n, s in enumerate(streams)}
+        game_channels = [channel(g.game_id) for g in games]
+        subscribed = await wait_subscribed(target.node_urls, game_channels, len(followers))
+        print(f"subscriptions {subscribed} of {len(followers)} (games x referees following them)", flush=True)
         await asyncio.sleep(0.5)
 
         interval = len(games) / args.rate
         stop_at = time.perf_counter() + args.seconds
         rng = random.Random(1)
-        cpu_before = {name: cpu_s(pid) for name, pid in pids.items()}
+        cpu_before = {name: sum(map(cpu_s, group)) for name, group in pids.items()}
         await asyncio.gather(*(
-            play(stubs[i % len(stubs)], game, interval, stop_at, random.Random(rng.random()))
+            play(stub(i), game, interval, stop_at, random.Random(rng.random()))
             for i, game in enumerate(games)
         ))  # fmt: skip
         moves = sum(g.moves for g in games)
-        cpu = {name: cpu_s(pid) - cpu_before[name] for name, pid in pids.items()}
+        cpu = {name: sum(map(cpu_s, group)) - cpu_before[name] for name, group in pids.items()}
         print(f"{moves} moves in {args.seconds:.0f}s ({moves / args.seconds:.0f}/s), "
               f"{sum(g.move_errors for g in games)} refused; CPU share while playing: "
               + ", ".join(f"{name} {used / args.seconds:.0%}" for name, used in cpu.items()), flush=True)  # fmt: skip
@@ -283,7 +399,13 @@ async def run(address: str, redis_url: str, args: argparse.Namespace, pids: dict
             reader.cancel()
         await asyncio.gather(*readers, return_exceptions=True)
 
-        logs = await asyncio.gather(*(stored_positions(stubs[0], g) for g in games))
+        checking = asyncio.Semaphore(32)  # the logs read a few at a time (a burst of 1,000 replays is not the test)
+
+        async def stored(i: int, game: Game) -> list[Position]:
+            async with checking:
+                return await stored_positions(stub(i), game)
+
+        logs = await asyncio.gather(*(stored(i, g) for i, g in enumerate(games)))
         stored = {g.game_id: log for g, log in zip(games, logs, strict=True)}
         failed = wrong = 0
         latencies: list[float] = []
@@ -312,10 +434,14 @@ async def run(address: str, redis_url: str, args: argparse.Namespace, pids: dict
             Path(os.environ["FANOUT_DUMP"]).write_text(json.dumps(sorted(dump)))
         stop_counting.set()
         await counter
+        per_process = {str(pid): max(counts, default=0) for pid, counts in by_process.items()}
         results: dict[str, object] = {
             "fanout_streams_failed": failed + wrong,
             "fanout_p99_ms": _percentile(latencies, 0.99),
-            "redis_connections": max(samples, default=0),
+            "redis_connections": max(per_process.values(), default=0) if per_process else max(samples, default=0),
+            **({"redis_connections_by_process": per_process} if per_process else {}),
+            "processes": processes,
+            "cluster": bool(target.node_ports),
             "fanout_p50_ms": _percentile(latencies, 0.50),
             "fanout_max_ms": _percentile(latencies, 1.0),
             "streams": len(streams),
@@ -328,14 +454,16 @@ async def run(address: str, redis_url: str, args: argparse.Namespace, pids: dict
             **{f"cpu_{name}_us_per_move": round(used / max(1, moves) * 1e6) for name, used in cpu.items()},
         }
         print(f"deliveries {len(latencies)}: p50 {results['fanout_p50_ms']} ms, p99 {results['fanout_p99_ms']} ms, "
-              f"max {results['fanout_max_ms']} ms; streams failed {failed}, wrong {wrong}; referee's Redis "
-              f"connections at most {results['redis_connections']}", flush=True)  # fmt: skip
+              f"max {results['fanout_max_ms']} ms; streams failed {failed}, wrong {wrong}; Redis connections "
+              + (f"of a referee process at most {results['redis_connections']} {per_process}" if per_process
+                 else f"of the referees together at most {results['redis_connections']}"), flush=True)  # fmt: skip
         return results
     finally:
         stop_counting.set()
         counter.cancel()
-        for channel in channels:
-            await channel.close(None)
+        for per_referee in channels:
+            for each in per_referee:
+                await each.close(None)
 
 
 def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
@@ -347,7 +475,8 @@ def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
          # limits far above the bench's rates (it creates games without a token)
          "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000",
          "--grace", "1"],
-        cwd=_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        cwd=_ROOT, env=env, stdout=subprocess.PIPE, text=True,
+        stderr=open(os.environ["FANOUT_LOG"], "a") if os.environ.get("FANOUT_LOG") else subprocess.DEVNULL,  # noqa: SIM115
     )  # fmt: skip
     assert process.stdout is not None
     line = process.stdout.readline()
@@ -361,24 +490,71 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--games", type=int, default=200, help="games played at once")
     parser.add_argument("--watchers", type=int, default=5, help="WatchGame streams per game")
+    parser.add_argument(
+        "--streams", type=int, default=None, help="streams in all (sets --games to STREAMS / --watchers)"
+    )
     parser.add_argument("--seconds", type=float, default=10.0, help="how long the bots play")
     parser.add_argument("--rate", type=float, default=100.0, help="moves per second, all games together")
-    parser.add_argument("--channels", type=int, default=10, help="gRPC connections of this process to the referee")
+    parser.add_argument("--channels", type=int, default=10, help="gRPC connections of this process to each referee")
+    parser.add_argument(
+        "--processes", type=int, default=1, help="referee processes (games and streams split over them)"
+    )
+    parser.add_argument("--cluster", action="store_true", help="a six-node Redis Cluster instead of one redis-server")
+    parser.add_argument(
+        "--cluster-url", default=None, help="an existing cluster (redis-cluster://host:port): its nodes"
+    )
     args = parser.parse_args()
+    if args.streams is not None:
+        args.games = max(1, -(-args.streams // max(1, args.watchers)))
     with tempfile.TemporaryDirectory(prefix="rummy-fanout-") as data:
-        redis = start_redis(data, appendfsync="everysec", unix_socket=True)
-        server: subprocess.Popen[str] | None = None
+        redis = cluster = None
+        servers: list[subprocess.Popen[str]] = []
         try:
-            server, address = _start_server(redis.url)
-            print(f"referee {address} (pid {server.pid}); redis {redis.url}; {os.cpu_count()} cores", flush=True)
-            pids = {"referee": server.pid, "bench": os.getpid(), "redis": redis.pid}
-            results = asyncio.run(run(address, redis.url, args, pids))
+            if args.cluster_url:
+                url, ports = args.cluster_url, _cluster_ports(args.cluster_url)
+            elif args.cluster:
+                cluster = start_cluster(Path(data) / "cluster", appendfsync="everysec")
+                url, ports = cluster.url, [node.port for node in cluster.nodes]
+            else:
+                redis = start_redis(data, appendfsync="everysec", unix_socket=True)
+                url, ports = redis.url, []
+            addresses = []
+            for _ in range(max(1, args.processes)):
+                process, address = _start_server(url)
+                servers.append(process)
+                addresses.append(address)
+            listed = ", ".join(f"{a} (pid {p.pid})" for a, p in zip(addresses, servers, strict=True))
+            print(f"referees {listed}; redis {url}{f' ({len(ports)} nodes)' if ports else ''}; "
+                  f"{os.cpu_count()} cores", flush=True)  # fmt: skip
+            pids = {"referee": [p.pid for p in servers], "bench": [os.getpid()], "redis": _redis_pids(redis, cluster)}
+            target = Target(addresses, [p.pid for p in servers], url, ports)
+            results = asyncio.run(run(target, args, pids))
         finally:
-            if server is not None:
-                server.send_signal(signal.SIGTERM)
-                server.wait(30)
-            redis.stop()
+            for process in servers:
+                process.send_signal(signal.SIGTERM)
+            for process in servers:
+                process.wait(30)
+            if cluster is not None:
+                cluster.stop()
+            if redis is not None:
+                redis.stop()
     print(json.dumps(results))
+
+
+def _redis_pids(redis: object, cluster: LocalCluster | None) -> list[int]:
+    if cluster is not None:
+        return cluster.pids
+    pid = getattr(redis, "pid", None)
+    return [pid] if pid else []
+
+
+def _cluster_ports(url: str) -> list[int]:
+    """The ports of every node of a running cluster, from its seed."""
+    import redis as sync_redis
+
+    with sync_redis.Redis.from_url("redis://" + url.split("://", 1)[1]) as seed:
+        lines = seed.execute_command("CLUSTER", "NODES").decode().splitlines()
+    return [int(line.split()[1].split("@")[0].rsplit(":", 1)[1]) for line in lines]
 
 
 if __name__ == "__main__":

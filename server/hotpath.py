@@ -22,7 +22,9 @@ from typing import Any, cast
 
 import hiredis
 import redis.exceptions as rexc
+from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import Connection, UnixDomainSocketConnection
+from redis.crc import key_slot
 
 
 def resp(args: tuple[str | bytes | int, ...]) -> bytes:
@@ -45,6 +47,14 @@ class NotSent(rexc.ConnectionError):
 def _reply_error(error: rexc.ResponseError) -> rexc.ResponseError:
     # the one error reply the store handles by its type: a Redis restarted without its script cache
     return rexc.NoScriptError(*error.args) if str(error).startswith("NOSCRIPT") else error
+
+
+_ASKING = resp(("ASKING",))
+
+
+def _ignore(reply: asyncio.Future[Any]) -> None:
+    if not reply.cancelled():
+        reply.exception()  # retrieved: the command after it reports the failure
 
 
 def _give_up(reply: asyncio.Future[Any]) -> None:
@@ -140,11 +150,19 @@ class HotPath:
             return False
         return not any(kwargs.get(k) for k in ("protocol", "client_name", "credential_provider", "lib_name"))
 
-    async def call(self, timeout_s: float, *args: str | bytes | int, wait_s: float | None = None) -> Any:
+    async def call(
+        self,
+        timeout_s: float,
+        *args: str | bytes | int,
+        wait_s: float | None = None,
+        route: str | None = None,
+        asking: bool = False,
+    ) -> Any:
         """Send one command and return its reply; a ResponseError reply is raised. ``ConnectionError`` when Redis
         cannot be reached (``NotSent`` when the command was not written at all), ``TimeoutError`` when it does
         not answer within ``timeout_s`` (Redis is hung: the connection is cut) or within ``wait_s`` when that is
-        shorter (the caller's deadline; the connection stays)."""
+        shorter (the caller's deadline; the connection stays). ``route`` (the key whose node runs the command) is
+        for a cluster only; ``asking``: ASKING first, on the same connection (a cluster's ASK redirection)."""
         command = resp(args)
         until = None if wait_s is None or wait_s >= timeout_s else asyncio.get_running_loop().time() + wait_s
         for attempt in (1, 2):
@@ -160,6 +178,8 @@ class HotPath:
                     if attempt == 1:  # written nowhere yet
                         raise NotSent(str(exc)) from exc
                     raise
+            if asking:  # written just before the command, on the same connection: it applies to that command
+                conn.send(_ASKING, timeout_s).add_done_callback(_ignore)
             try:
                 reply = await conn.send(command, timeout_s, wait_s)
             except _Lost as exc:
@@ -212,8 +232,180 @@ class HotPath:
             raise
         return conn
 
+    def connected(self) -> bool:
+        """Whether its connection is open now."""
+        return self._conn is not None and not self._conn.closed
+
     def close(self) -> None:
         """Close the connection (commands in flight fail)."""
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.abort(_Lost("the store is closing"))
+
+
+MAX_REDIRECTS = 5  # MOVED / ASK replies followed for one command (a slot moves once; more is a map in flux)
+_TRYAGAIN_S = 0.02  # first pause before a command refused with TRYAGAIN (a slot's keys half migrated) is sent again
+_REFRESH_GAP_S = 0.2  # slot map refreshes after a failure at most this often
+_SLOT_CACHE = 4096  # keys whose slot is remembered (the games in play)
+
+
+class ClusterHotPath:
+    """The same commands on a Redis Cluster: one pipelined connection (a ``HotPath``) per master, opened on first
+    use, and each command sent to the master of its key's slot as the cluster client's slot map says (the map the
+    rest of the store uses, so both agree).
+
+    Redirections: ``MOVED`` (the slot lives elsewhere now: a resharding or a failover) updates the client's map for
+    that slot, the command goes to the new owner, and a refresh of the whole map is started; ``ASK`` (the slot is
+    being migrated and this key is already on the target) sends ``ASKING`` and the command to the target without
+    touching the map; ``TRYAGAIN`` (a multi-key command whose keys are split by a migration) waits a little and
+    sends it again. A command goes to one node at a time: it runs on one node at most, so a commit's outcome is
+    still the single node's outcome (its commit id and fence settle a lost answer as on a standalone Redis).
+
+    Failures are a standalone ``HotPath``'s (``NotSent``, ``ConnectionError``, ``TimeoutError``, error replies
+    such as ``CLUSTERDOWN``), and each starts a refresh of the slot map (at most one every ``_REFRESH_GAP_S``): after
+    a failover the promoted replica is found by the next command, not the next minute."""
+
+    def __init__(self, client: RedisCluster, *, connect_timeout_s: float = 2.0) -> None:
+        self._client = client
+        self._connect_timeout_s = connect_timeout_s
+        self._paths: dict[str, HotPath] = {}  # by node name, host:port
+        self._slots: dict[str | bytes, int] = {}
+        self._refreshing: asyncio.Future[None] | None = None
+        self._refreshed_at = -1e9
+        self._noscript: dict[int, ClusterNode] = {}  # by slot: the node that said NOSCRIPT (SCRIPT LOAD goes there)
+        self.moved = 0  # MOVED replies followed (tests and benches read them)
+        self.asked = 0  # ASK replies followed
+
+    @staticmethod
+    def supports(client: RedisCluster) -> bool:
+        """Whether every node of this cluster client is one a ``HotPath`` can reach (plain TCP, AUTH)."""
+        nodes = list(client.nodes_manager.startup_nodes.values()) + client.get_nodes()
+        return bool(nodes) and all(HotPath.supports(n.connection_class, n.connection_kwargs) for n in nodes)
+
+    def connections(self) -> int:
+        """The pipelined connections open now (one per master used)."""
+        return sum(1 for path in self._paths.values() if path.connected())
+
+    def _slot(self, key: str | bytes) -> int:
+        slot = self._slots.get(key)
+        if slot is None:
+            if len(self._slots) >= _SLOT_CACHE:
+                self._slots.clear()
+            slot = self._slots[key] = key_slot(key if isinstance(key, bytes) else key.encode())
+        return slot
+
+    def _path(self, node: ClusterNode) -> HotPath:
+        path = self._paths.get(node.name)
+        if path is None:
+            path = self._paths[node.name] = HotPath(node.connection_kwargs, connect_timeout_s=self._connect_timeout_s)
+        return path
+
+    async def call(
+        self,
+        timeout_s: float,
+        *args: str | bytes | int,
+        wait_s: float | None = None,
+        route: str | bytes | None = None,
+        asking: bool = False,
+    ) -> Any:
+        """``HotPath.call`` on the master of ``route``'s slot (by default the command's first key: HMGET's key,
+        EVALSHA's first key). A SCRIPT LOAD (routed by the key of the EVALSHA it is for) goes to the node that
+        answered that EVALSHA with NOSCRIPT: after an ASK, the migration's target."""
+        key = route if route is not None else _first_key(args)
+        slot = self._slots.get(key)
+        if slot is None:
+            slot = self._slot(key)
+        loop = asyncio.get_running_loop()
+        until = None if wait_s is None or wait_s >= timeout_s else loop.time() + wait_s
+        nodes = self._client.nodes_manager
+        if not nodes.slots_cache:
+            try:
+                await asyncio.wait_for(self._client.initialize(), min(timeout_s, wait_s or timeout_s))
+            except (rexc.RedisError, OSError, TimeoutError) as exc:
+                raise NotSent(f"no map of the cluster's slots: {exc}") from exc
+        target: ClusterNode | None = None  # where an ASK sent the command (not in the map)
+        pause = _TRYAGAIN_S
+        for _ in range(MAX_REDIRECTS + 1):
+            if until is not None:
+                wait_s = until - loop.time()
+                if wait_s <= 0:
+                    raise TimeoutError("no reply from Redis within the call's deadline")
+            try:
+                node = target or (self._noscript.pop(slot, None) if args[0] == "SCRIPT" else None)
+                node = node or nodes.get_node_from_slot(slot)
+            except rexc.SlotNotCoveredError as exc:
+                self._refresh()
+                raise NotSent(str(exc)) from exc
+            try:
+                return await self._path(node).call(timeout_s, *args, wait_s=wait_s, asking=target is not None)
+            except rexc.ResponseError as exc:
+                text = str(exc)
+                if text.startswith("MOVED "):
+                    moved = rexc.MovedError(text.removeprefix("MOVED "))
+                    await nodes.move_slot(moved)  # the client's map, for its own commands too
+                    self._refresh()  # one slot moved: others may have too
+                    self.moved += 1
+                    target = None
+                    continue
+                if text.startswith("ASK "):
+                    ask = rexc.AskError(text.removeprefix("ASK "))
+                    target = nodes.get_node(host=ask.host, port=ask.port) or ClusterNode(
+                        ask.host, ask.port, "primary", **nodes.connection_kwargs
+                    )
+                    self.asked += 1
+                    continue
+                if text.startswith("TRYAGAIN"):
+                    await asyncio.sleep(pause)
+                    pause *= 2
+                    target = None
+                    continue
+                if text.startswith("NOSCRIPT"):
+                    self._noscript[slot] = node
+                elif text.startswith(("CLUSTERDOWN", "READONLY", "MASTERDOWN", "LOADING")):
+                    self._refresh()
+                raise
+            except (rexc.ConnectionError, TimeoutError, OSError):
+                self._refresh()
+                raise
+        raise rexc.ClusterError(f"the command was redirected more than {MAX_REDIRECTS} times")
+
+    def _refresh(self) -> None:
+        """Read the cluster's slot map again, in the background (one refresh at a time, not too often)."""
+        loop = asyncio.get_running_loop()
+        if self._refreshing is not None or loop.time() - self._refreshed_at < _REFRESH_GAP_S:
+            return
+        self._refreshed_at = loop.time()
+        self._refreshing = asyncio.ensure_future(self._reinitialize())
+
+    async def _reinitialize(self) -> None:
+        try:
+            await self._client.nodes_manager.initialize()
+        except (rexc.RedisError, OSError):
+            pass  # the next failure tries again
+        finally:
+            self._refreshing = None
+            self._refreshed_at = asyncio.get_running_loop().time()
+            live = {node.name for node in self._client.nodes_manager.nodes_cache.values()}
+            for name in [name for name in self._paths if name not in live]:  # nodes gone from the cluster
+                self._paths.pop(name).close()
+
+    def close(self) -> None:
+        """Close every connection (commands in flight fail)."""
+        if self._refreshing is not None:
+            self._refreshing.cancel()
+            self._refreshing = None
+        paths, self._paths = self._paths, {}
+        for path in paths.values():
+            path.close()
+
+
+def _first_key(args: tuple[str | bytes | int, ...]) -> str | bytes:
+    """The key a command's slot is taken from: EVAL/EVALSHA's first key, else the first argument."""
+    name = args[0]
+    if name not in _EVALS:  # the store's commands are upper case strings: the common case without a copy
+        name = (name.decode() if isinstance(name, bytes) else str(name)).upper()
+    key = args[3] if name in _EVALS and int(args[2]) > 0 else args[1]
+    return key if isinstance(key, str | bytes) else str(key)
+
+
+_EVALS = frozenset({"EVALSHA", "EVAL"})

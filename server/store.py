@@ -42,7 +42,7 @@ from redis.crc import key_slot
 
 from server import deadlines
 from server.gamelog import LogEntry, decode_entry, event_payload
-from server.hotpath import HotPath, NotSent
+from server.hotpath import ClusterHotPath, HotPath, NotSent
 
 MAX_SEATS = 6
 MAX_TTL_S = 3650 * 24 * 3600  # 10 years
@@ -302,6 +302,9 @@ class GameStore:
         self._create = client.register_script(_script("create_game.lua"))
         self._commit = client.register_script(_script("commit_move.lua"))
         self._hot = _hot_path(client)
+        # on a cluster the other single-key reads (the event log's, mostly) take the pipelined connections too:
+        # one connection per master, however many watch streams open at once (redis-py's cluster pools are unbounded)
+        self._hot_reads = isinstance(self._hot, ClusterHotPath)
         self._join = client.register_script(_script("join_seat.lua"))
         if wait_replicas < 0 or not 0 < wait_timeout_s <= 3600:
             raise ValueError("wait_replicas is 0 or more and the wait's timeout more than 0 and at most 3600 s")
@@ -513,7 +516,8 @@ class GameStore:
                 return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args,
                                             wait_s=wait_s)  # fmt: skip
             except rexc.NoScriptError:  # a Redis restarted without its script cache
-                await self._hot.call(timeout_s, "SCRIPT", "LOAD", _script("commit_move.lua"), wait_s=wait_s)
+                await self._hot.call(timeout_s, "SCRIPT", "LOAD", _script("commit_move.lua"), wait_s=wait_s,
+                                     route=keys[0])  # fmt: skip
                 return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args,
                                             wait_s=wait_s)  # fmt: skip
         except (TimeoutError, rexc.ConnectionError, OSError, rexc.ResponseError) as exc:
@@ -569,16 +573,24 @@ class GameStore:
 
     async def idem_version(self, game_id: str, key: bytes) -> int | None:
         """The version committed by the move of idempotency key ``key``, None if it has no (live) record."""
-        async with self._op():
-            records: Any = await self.client.get(idem_key(game_id))
+        records: Any
+        if self._hot_reads:
+            records = await self._hot_call("GET", idem_key(game_id))
+        else:
+            async with self._op():
+                records = await self.client.get(idem_key(game_id))
         return find_idem(records or b"", key)
 
     async def log_entries(self, game_id: str, first: int, last: int = -1) -> list[LogEntry]:
         """The log entries of versions ``first`` to ``last`` (-1: the newest), decoded."""
         if first > MAX_LOG_INDEX:
             return []
-        async with self._op():
-            raw: Any = await self.client.lrange(log_key(game_id), first, min(last, MAX_LOG_INDEX))
+        raw: Any
+        if self._hot_reads:
+            raw = await self._hot_call("LRANGE", log_key(game_id), first, min(last, MAX_LOG_INDEX))
+        else:
+            async with self._op():
+                raw = await self.client.lrange(log_key(game_id), first, min(last, MAX_LOG_INDEX))
         return [_decoded(r) for r in raw]
 
     async def events_since(self, game_id: str, after: tuple[int, int], count: int | None = None) -> list[StoredEvent]:
@@ -599,8 +611,12 @@ class GameStore:
 
     async def last_position(self, game_id: str) -> tuple[int, int]:
         """Log position of the game's newest event, (0, 0) when there is none."""
-        async with self._op():
-            raw: Any = await self.client.lindex(log_key(game_id), -1)
+        raw: Any
+        if self._hot_reads:
+            raw = await self._hot_call("LINDEX", log_key(game_id), -1)
+        else:
+            async with self._op():
+                raw = await self.client.lindex(log_key(game_id), -1)
         if raw is None:
             return (0, 0)
         entry = _decoded(raw)
@@ -716,8 +732,14 @@ def _decoded(raw: bytes) -> LogEntry:
         raise RuntimeError(str(exc)) from exc
 
 
-def _hot_path(client: RedisClient) -> HotPath | None:
-    """The pipelined path of the two hot commands, for a standalone Redis it can connect to by itself."""
+def _hot_path(client: RedisClient) -> HotPath | ClusterHotPath | None:
+    """The pipelined path of the two hot commands, for a standalone Redis or a Redis Cluster (one connection per
+    master) it can connect to by itself."""
+    if isinstance(client, RedisCluster):
+        if not ClusterHotPath.supports(client):
+            return None
+        timeout_s = client.nodes_manager.connection_kwargs.get("socket_connect_timeout") or 2.0
+        return ClusterHotPath(client, connect_timeout_s=timeout_s)
     if not isinstance(client, aioredis.Redis):
         return None
     pool = client.connection_pool
