@@ -7,6 +7,7 @@ frozen records) and changes only the copy. Sets of cards are bitmasks; piles are
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from engine.cards import FULL_DECK, card_text, cards_of
@@ -191,13 +192,13 @@ _BIT: tuple[int, ...] = tuple(1 << c for c in range(52))
 
 def check_cards(state: GameState) -> None:
     """The 52-card invariant: every card in exactly one place. Raises InvariantError (a bug) otherwise."""
-    # A sum of distinct one-bit masks has as many bits as terms; any repeat carries and loses bits.
-    b = _BIT
-    stock = sum([b[c] for c in state.stock])
-    pile = sum([b[c] for c in state.discard])
-    total = stock.bit_count() + pile.bit_count()
-    ok = total == len(state.stock) + len(state.discard)
-    seen = stock | pile
+    # A sum of distinct one-bit masks has as many bits as terms; any repeat carries and loses bits. (Both piles
+    # in one sum: a card in both is a repeat.)
+    piles = state.stock + state.discard
+    # the one-bit masks of the cards picked by one itemgetter, in C (a third faster than a comprehension)
+    seen = sum(itemgetter(*piles)(_BIT)) if len(piles) > 1 else sum(_BIT[c] for c in piles)
+    total = seen.bit_count()
+    ok = total == len(piles)
     for h in state.hands:
         seen |= h
         total += h.bit_count()
