@@ -9,7 +9,7 @@ from engine.deal import Deal, seeded_deal, shuffled, validate_deal
 from engine.errors import IllegalMoveError, InvalidDealError
 from engine.options import GIN, Rules
 from engine.scoring import match_is_over, match_result, next_dealer, record_hand_win
-from engine.state import DRAW, MATCH_OVER, TAKE_OR_PASS, Event, GameState
+from engine.state import DRAW, MATCH_OVER, TAKE_OR_PASS, Event, GameState, new_event
 
 _TEXT = CARD_TEXTS.__getitem__  # card_text without a Python call per card
 
@@ -177,8 +177,8 @@ def draw_stock(s: GameState, events: list[Event], next_phase: str) -> None:
     s.hands = replace_at(s.hands, seat, s.hands[seat] | (1 << card))
     s.taken = -1
     s.phase = next_phase
-    events.append(Event("drew", seat, {"source": "stock", "stock_size": len(s.stock)},
-                        {"card": card_text(card)}, seat))
+    events.append(new_event(Event, ("drew", seat, {"source": "stock", "stock_size": len(s.stock)},
+                                    {"card": _TEXT(card)}, seat)))
 
 
 def draw_discard(s: GameState, events: list[Event], next_phase: str) -> None:
@@ -192,7 +192,7 @@ def draw_discard(s: GameState, events: list[Event], next_phase: str) -> None:
     s.known = replace_at(s.known, seat, s.known[seat] | (1 << card))
     s.taken = card
     s.phase = next_phase
-    events.append(Event("drew", seat, {"source": "discard", "card": card_text(card)}))
+    events.append(new_event(Event, ("drew", seat, {"source": "discard", "card": _TEXT(card)}, None, None)))
 
 
 def check_in_hand(s: GameState, seat: int, cards: int) -> None:
@@ -223,7 +223,7 @@ def put_discard(s: GameState, seat: int, card: int, events: list[Event]) -> None
     remove_from_hand(s, seat, 1 << card)
     s.discard = (*s.discard, card)
     s.turns += 1
-    events.append(Event("discarded", seat, {"card": card_text(card)}))
+    events.append(new_event(Event, ("discarded", seat, {"card": _TEXT(card)}, None, None)))
 
 
 def replace_at(t: tuple[int, ...], i: int, v: int) -> tuple[int, ...]:

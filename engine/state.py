@@ -81,6 +81,11 @@ class Event(NamedTuple):
         return Event(d["kind"], d["seat"], d["public"], d.get("secret"), d.get("secret_for"))
 
 
+#: ``new_event(Event, (kind, seat, public, secret, secret_for))`` is ``Event(kind, seat, ...)`` without the Python
+#: ``__new__`` of a NamedTuple (all five fields given): for the events of every turn (draws and discards).
+new_event = tuple.__new__
+
+
 def event_for(event: Event, viewer: int) -> dict[str, Any]:
     """What ``viewer`` (a seat, SPECTATOR or REFEREE) may see of an event."""
     d: dict[str, Any] = {"kind": event.kind, "seat": event.seat, **event.public}
