@@ -204,7 +204,8 @@ def check_in_hand(s: GameState, seat: int, cards: int) -> None:
 
 def check_discard(s: GameState, seat: int, card: int) -> None:
     """Refuse a discard of a card not held, or of the card just taken from the discard pile."""
-    check_in_hand(s, seat, 1 << card)
+    if not s.hands[seat] >> card & 1:
+        check_in_hand(s, seat, 1 << card)  # raises CARD_NOT_IN_HAND
     if card == s.taken and not s.rules.discard_taken_card_allowed:
         raise IllegalMoveError(
             "DISCARD_TAKEN_CARD", f"{card_text(card)} was just taken from the discard pile; discard another card"
