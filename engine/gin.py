@@ -89,10 +89,6 @@ def can_big_gin(s: GameState, hand: int) -> bool:
     )
 
 
-def _forbidden(s: GameState) -> int:
-    return -1 if s.rules.discard_taken_card_allowed else s.taken
-
-
 # ----------------------------------------------------------------------------------------------- legal moves
 
 
@@ -115,7 +111,7 @@ def legal_moves(s: GameState) -> list[Move]:
             return [DRAW_STOCK, DRAW_DISCARD]
         return [DRAW_STOCK]
     if s.phase == DISCARD:
-        forbidden = -1 if s.rules.discard_taken_card_allowed else s.taken  # _forbidden(s)
+        forbidden = -1 if s.rules.discard_taken_card_allowed else s.taken  # the card just taken, unless allowed
         moves: list[Move] = [] if s.must_knock else _discards(hand if forbidden < 0 else hand & ~(1 << forbidden))
         knocks = knock_discards(hand, s.knock_limit, forbidden)
         # a hand that can go big gin can always knock (some meld has a card to spare), so test big gin only then
