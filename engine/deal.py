@@ -8,7 +8,10 @@ driven by SHA-256 of (seed, purpose, counter): a cryptographically secure and re
 from __future__ import annotations
 
 import hashlib
+import itertools
 import secrets
+import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from engine.cards import DECK_SIZE, card_text
@@ -40,36 +43,46 @@ def random_seed() -> bytes:
     return secrets.token_bytes(32)
 
 
+_SPAN = 1 << 32
+_WORDS = struct.Struct(">8I")  # one SHA-256 digest: eight big-endian 32-bit words
+
+
+def _words(prefix: bytes) -> Iterator[int]:
+    """The 32-bit words of SHA-256(prefix || counter), counter = 0, 1, ... (8 bytes, big-endian), in order."""
+    for counter in itertools.count():
+        yield from _WORDS.unpack(hashlib.sha256(prefix + counter.to_bytes(8, "big")).digest())
+
+
+def _below(words: Iterator[int], n: int) -> int:
+    limit = _SPAN - _SPAN % n
+    x = next(words)
+    while x >= limit:
+        x = next(words)
+    return x % n
+
+
 class SeededStream:
     """Deterministic cryptographic byte stream: SHA-256(seed || label || counter)."""
 
     def __init__(self, seed: bytes, label: str) -> None:
-        self._prefix = seed + b"\x00" + label.encode()
-        self._counter = 0
-        self._buf = b""
-
-    def _more(self) -> None:
-        self._buf += hashlib.sha256(self._prefix + self._counter.to_bytes(8, "big")).digest()
-        self._counter += 1
+        self._words = _words(seed + b"\x00" + label.encode())
 
     def below(self, n: int) -> int:
         """Uniform integer in [0, n) by rejection sampling on 32-bit words."""
-        limit = (1 << 32) - ((1 << 32) % n)
-        while True:
-            if len(self._buf) < 4:
-                self._more()
-            x = int.from_bytes(self._buf[:4], "big")
-            self._buf = self._buf[4:]
-            if x < limit:
-                return x % n
+        return _below(self._words, n)
 
 
 def shuffled(cards: list[int], seed: bytes, label: str) -> list[int]:
     """A Fisher-Yates shuffle of ``cards`` from the seeded stream (the input is not modified)."""
     out = list(cards)
-    stream = SeededStream(seed, label)
+    words = _words(seed + b"\x00" + label.encode())  # SeededStream(seed, label), without a call per draw
     for i in range(len(out) - 1, 0, -1):
-        j = stream.below(i + 1)
+        n = i + 1
+        limit = _SPAN - _SPAN % n
+        x = next(words)
+        while x >= limit:
+            x = next(words)
+        j = x % n
         out[i], out[j] = out[j], out[i]
     return out
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.cards import CARD_VALUE, card_text, cards_of, mask_of, mask_text, mask_value, rank_of, suit_of
+from engine.cards import CARD_TEXTS, CARD_VALUE, card_text, cards_of, mask_of, mask_text, mask_value, rank_of, suit_of
 from engine.deal import Deal, seeded_deal, shuffled, validate_deal
 from engine.errors import IllegalMoveError, InvalidDealError
 from engine.options import GIN, Rules
 from engine.scoring import match_is_over, match_result, next_dealer, record_hand_win
-from engine.state import DRAW, MATCH_OVER, TAKE_OR_PASS, Event, GameState
+from engine.state import DRAW, MATCH_OVER, TAKE_OR_PASS, Event, GameState, new_event
+
+_TEXT = CARD_TEXTS.__getitem__  # card_text without a Python call per card
 
 #: hand end reasons
 KNOCK, GIN_OUT, BIG_GIN, UNDERCUT, TIE = "knock", "gin", "big_gin", "undercut", "tie"
@@ -85,7 +87,7 @@ def start_hand(s: GameState, events: list[Event]) -> None:
     }))
     for seat, h in enumerate(deal.hands):
         events.append(Event("dealt", seat, {"count": len(h)},
-                            {"cards": [card_text(c) for c in sorted(h, key=lambda c: (c // 13, c % 13))]}, seat))
+                            {"cards": list(map(_TEXT, sorted(h)))}, seat))  # by suit, then rank
 
 
 def _knock_limit(r: Rules, upcard: int) -> int:
@@ -125,7 +127,7 @@ def hand_info(s: GameState, reason: str, winner: int | None, points: int, entere
     r = s.rules
     info: dict[str, Any] = {
         "hand_no": s.hand_no, "reason": reason, "winner": winner, "points": points if winner is not None else 0,
-        "hands": [[card_text(c) for c in cards_of(h)] for h in s.hands],
+        "hands": [list(map(_TEXT, cards_of(h))) for h in s.hands],
         "hand_values": [mask_value(h, r.ace_value) for h in s.hands],
         "melds": [m.to_dict() for m in s.melds],
         "scores": list(s.scores),
@@ -175,8 +177,8 @@ def draw_stock(s: GameState, events: list[Event], next_phase: str) -> None:
     s.hands = replace_at(s.hands, seat, s.hands[seat] | (1 << card))
     s.taken = -1
     s.phase = next_phase
-    events.append(Event("drew", seat, {"source": "stock", "stock_size": len(s.stock)},
-                        {"card": card_text(card)}, seat))
+    events.append(new_event(Event, ("drew", seat, {"source": "stock", "stock_size": len(s.stock)},
+                                    {"card": _TEXT(card)}, seat)))
 
 
 def draw_discard(s: GameState, events: list[Event], next_phase: str) -> None:
@@ -190,7 +192,7 @@ def draw_discard(s: GameState, events: list[Event], next_phase: str) -> None:
     s.known = replace_at(s.known, seat, s.known[seat] | (1 << card))
     s.taken = card
     s.phase = next_phase
-    events.append(Event("drew", seat, {"source": "discard", "card": card_text(card)}))
+    events.append(new_event(Event, ("drew", seat, {"source": "discard", "card": _TEXT(card)}, None, None)))
 
 
 def check_in_hand(s: GameState, seat: int, cards: int) -> None:
@@ -202,7 +204,8 @@ def check_in_hand(s: GameState, seat: int, cards: int) -> None:
 
 def check_discard(s: GameState, seat: int, card: int) -> None:
     """Refuse a discard of a card not held, or of the card just taken from the discard pile."""
-    check_in_hand(s, seat, 1 << card)
+    if not s.hands[seat] >> card & 1:
+        check_in_hand(s, seat, 1 << card)  # raises CARD_NOT_IN_HAND
     if card == s.taken and not s.rules.discard_taken_card_allowed:
         raise IllegalMoveError(
             "DISCARD_TAKEN_CARD", f"{card_text(card)} was just taken from the discard pile; discard another card"
@@ -212,7 +215,8 @@ def check_discard(s: GameState, seat: int, card: int) -> None:
 def remove_from_hand(s: GameState, seat: int, cards: int) -> None:
     """Take cards (already checked to be held) out of a hand."""
     s.hands = replace_at(s.hands, seat, s.hands[seat] & ~cards)
-    s.known = replace_at(s.known, seat, s.known[seat] & ~cards)
+    if s.known[seat] & cards:  # (most cards leave a hand unseen: the known cards stay as they are)
+        s.known = replace_at(s.known, seat, s.known[seat] & ~cards)
 
 
 def put_discard(s: GameState, seat: int, card: int, events: list[Event]) -> None:
@@ -220,9 +224,11 @@ def put_discard(s: GameState, seat: int, card: int, events: list[Event]) -> None
     remove_from_hand(s, seat, 1 << card)
     s.discard = (*s.discard, card)
     s.turns += 1
-    events.append(Event("discarded", seat, {"card": card_text(card)}))
+    events.append(new_event(Event, ("discarded", seat, {"card": _TEXT(card)}, None, None)))
 
 
 def replace_at(t: tuple[int, ...], i: int, v: int) -> tuple[int, ...]:
     """``t`` with item ``i`` replaced."""
+    if len(t) == 2:  # Gin, and every move of it: one tuple made instead of three
+        return (v, t[1]) if i == 0 else (t[0], v)
     return t[:i] + (v,) + t[i + 1 :]

@@ -76,6 +76,12 @@ def _check_declare(move: Declare) -> None:
             _check_lay_off(LayOff(item[0], item[1]))
 
 
+def _check_discard(move: Discard) -> None:
+    c = move.card  # _card(move.card), without a second call: discards are half of all moves
+    if type(c) is not int or not 0 <= c < 52:
+        raise InvalidMoveError("INVALID_CARD", f"not a card: {excerpt(c)}")
+
+
 def _check_knock(move: Knock) -> None:
     _card(move.discard)
     _melds(move.melds)
@@ -84,7 +90,7 @@ def _check_knock(move: Knock) -> None:
 #: how to check each move type for malformed content (None: nothing to check)
 _VALIDATORS: dict[type, Callable[[Any], None] | None] = {
     DrawStock: None, DrawDiscard: None, Pass: None, Done: None, Resign: None,
-    Discard: lambda m: _card(m.card),
+    Discard: _check_discard,
     Knock: _check_knock,
     BigGin: lambda m: _melds(m.melds),
     MeldMove: lambda m: _cards(m.cards),

@@ -7,6 +7,7 @@ frozen records) and changes only the copy. Sets of cards are bitmasks; piles are
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from engine.cards import FULL_DECK, card_text, cards_of
@@ -78,6 +79,11 @@ class Event(NamedTuple):
     def from_dict(d: dict[str, Any]) -> Event:
         """Inverse of ``to_dict``."""
         return Event(d["kind"], d["seat"], d["public"], d.get("secret"), d.get("secret_for"))
+
+
+#: ``new_event(Event, (kind, seat, public, secret, secret_for))`` is ``Event(kind, seat, ...)`` without the Python
+#: ``__new__`` of a NamedTuple (all five fields given): for the events of every turn (draws and discards).
+new_event = tuple.__new__
 
 
 def event_for(event: Event, viewer: int) -> dict[str, Any]:
@@ -191,13 +197,13 @@ _BIT: tuple[int, ...] = tuple(1 << c for c in range(52))
 
 def check_cards(state: GameState) -> None:
     """The 52-card invariant: every card in exactly one place. Raises InvariantError (a bug) otherwise."""
-    # A sum of distinct one-bit masks has as many bits as terms; any repeat carries and loses bits.
-    b = _BIT
-    stock = sum([b[c] for c in state.stock])
-    pile = sum([b[c] for c in state.discard])
-    total = stock.bit_count() + pile.bit_count()
-    ok = total == len(state.stock) + len(state.discard)
-    seen = stock | pile
+    # A sum of distinct one-bit masks has as many bits as terms; any repeat carries and loses bits. (Both piles
+    # in one sum: a card in both is a repeat.)
+    piles = state.stock + state.discard
+    # the one-bit masks of the cards picked by one itemgetter, in C (a third faster than a comprehension)
+    seen = sum(itemgetter(*piles)(_BIT)) if len(piles) > 1 else sum(_BIT[c] for c in piles)
+    total = seen.bit_count()
+    ok = total == len(piles)
     for h in state.hands:
         seen |= h
         total += h.bit_count()

@@ -442,3 +442,38 @@ def test_state_config_and_progress_round_trip(profile: str, options: dict[str, A
             break
         s, _ = apply(s, s.to_act, _pick(s, rnd))
     assert s.hand_no > 0  # the match went past its first (preset) deal
+
+
+def _plain_shuffle(cards: list[int], seed: bytes, label: str) -> list[int]:
+    """The documented shuffle, spelled plainly: Fisher-Yates over 32-bit big-endian words of SHA-256(seed || 0 ||
+    label || counter), counter 8 bytes big-endian, rejection sampling below the largest multiple of n."""
+    stream, out = b"", list(cards)
+    counter = 0
+    for i in range(len(out) - 1, 0, -1):
+        n = i + 1
+        while True:
+            if len(stream) < 4:
+                stream += hashlib.sha256(seed + b"\x00" + label.encode() + counter.to_bytes(8, "big")).digest()
+                counter += 1
+            x, stream = int.from_bytes(stream[:4], "big"), stream[4:]
+            if x < (1 << 32) - (1 << 32) % n:
+                break
+        j = x % n
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
+def test_seeded_shuffle_matches_its_plain_definition() -> None:
+    """RULES.md section 1: every shuffle comes from the game's secret seed (engine/deal.py's stream, word by word)."""
+    from engine.deal import SeededStream, shuffled
+
+    rng = random.Random(13)
+    for i in range(200):
+        seed, cards = rng.randbytes(16 + i % 17), list(range(52 - i % 45))
+        assert shuffled(cards, seed, f"deal:{i}") == _plain_shuffle(cards, seed, f"deal:{i}")
+    # SeededStream reads the same words: a bound of 2**31 + 1 rejects about half of them, across digests
+    seed = b"s" * 16
+    words = b"".join(hashlib.sha256(seed + b"\x00x" + k.to_bytes(8, "big")).digest() for k in range(8))
+    plain = [x for x in (int.from_bytes(words[i : i + 4], "big") for i in range(0, len(words), 4)) if x < 2**31 + 1]
+    stream = SeededStream(seed, "x")
+    assert [stream.below(2**31 + 1) for _ in range(20)] == [x % (2**31 + 1) for x in plain[:20]]
