@@ -53,6 +53,8 @@ class CreateGameRequest(_message.Message):
     ALLOW_SPECTATORS_FIELD_NUMBER: _builtins.int
     PRESET_DEALS_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    TIME_CONTROL_FIELD_NUMBER: _builtins.int
+    TIMEOUT_POLICY_FIELD_NUMBER: _builtins.int
     profile: _builtins.str
     """Profile name: gin (default when empty), gin-standard, oklahoma-gin, hollywood-gin, rummy, rummy-g4a
     (docs/rules.md section 6).
@@ -79,6 +81,14 @@ class CreateGameRequest(_message.Message):
     def preset_deals(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.PresetDeal]:
         """Organizer only: the deals of the first hands, in order (later hands are dealt at random)."""
 
+    @_builtins.property
+    def time_control(self) -> _game_pb2.TimeControl:
+        """The time control (docs/rules.md section 10); unset or no kind: none."""
+
+    @_builtins.property
+    def timeout_policy(self) -> _game_pb2.TimeoutPolicy:
+        """What happens when a seat's decision is due; only with a time control (unset: forfeit_match)."""
+
     def __init__(
         self,
         *,
@@ -89,10 +99,12 @@ class CreateGameRequest(_message.Message):
         allow_spectators: _builtins.bool = ...,
         preset_deals: _abc.Iterable[_game_pb2.PresetDeal] | None = ...,
         seed: _builtins.bytes = ...,
+        time_control: _game_pb2.TimeControl | None = ...,
+        timeout_policy: _game_pb2.TimeoutPolicy | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match", "time_control", b"time_control", "timeout_policy", b"timeout_policy"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_spectators", b"allow_spectators", "match", b"match", "options", b"options", "preset_deals", b"preset_deals", "profile", b"profile", "seats", b"seats", "seed", b"seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_spectators", b"allow_spectators", "match", b"match", "options", b"options", "preset_deals", b"preset_deals", "profile", b"profile", "seats", b"seats", "seed", b"seed", "time_control", b"time_control", "timeout_policy", b"timeout_policy"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
