@@ -236,6 +236,17 @@ def tail_events(tail: bytes) -> list[dict[str, Any]]:
     return events
 
 
+def merged(events: list[Any], clock_events: list[Any]) -> list[Any]:
+    """A version's events with its clock events: last, but before a final match_ended (a watch ends with it)."""
+    if events and _kind(events[-1]) == "match_ended":
+        return [*events[:-1], *clock_events, events[-1]]
+    return [*events, *clock_events]
+
+
+def _kind(event: Any) -> str:
+    return str(event["kind"] if isinstance(event, dict) else event.kind)
+
+
 def step(op: str, next_seat: int, chain: bool = False) -> str:
     """commit_move.lua's ARGV[10]."""
     return f"{op},{next_seat},{1 if chain else 0}"

@@ -536,11 +536,10 @@ class Referee:
                 log.info("match over at version %d", version, extra={"game_id": game.game_id})
                 if self.open_games is not None:
                     self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
-            answer = [{**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)]
             if result.tail:
-                for i, e in enumerate(clocks.tail_events(result.tail), len(answer) + 1):
-                    answer.append({**engine.event_for(engine.Event.from_dict(e), seat), "version": version,
-                                   "index": i})  # fmt: skip
+                ticks = [engine.Event.from_dict(e) for e in clocks.tail_events(result.tail)]
+                events = tuple(clocks.merged(list(events), ticks))
+            answer = [{**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)]
             return {
                 "version": version,
                 "events": answer,
