@@ -13,11 +13,13 @@ The index (``referee:deadlines:{N}``, N = crc32(game id) mod 16: sixteen sorted 
 they spread over a Cluster's nodes) is a hint that is never later than the truth: before any write that may start
 a decision, the writer adds the game with ``ZADD LT`` at a lower bound of the new deadline (``lower_bound``) and
 raises the game's mark in ``referee:deadlines:{N}:v`` to the version it is about to commit; only then the commit.
-A crash between the two leaves an early entry, never a missing one. The firer of every ``serve`` process polls the
-shards; an entry due by then is checked against the game hash: due, it fires (the engine says which move,
-engine.timeouts); not due, the entry is raised to the true deadline; no clock running, it is dropped. Raising and
-dropping are compare-and-set (``_SETTLE``): refused when the entry's score changed or when the mark says a commit
-newer than the version read may be on its way, so the index never ends up later than a deadline.
+A crash between the two leaves an early entry, never a missing one. While a decision runs, its game has an entry
+no later than its deadline; so a commit whose next deadline cannot be earlier than the running one (a limit per
+move, passed from seat to seat: the usual case) writes nothing to the index. The firer of every ``serve``
+process polls the shards; an entry due by then is checked against the game hash: due, it fires (the engine says
+which move, engine.timeouts); not due, the entry is raised to the true deadline; no clock running, it is dropped.
+Raising and dropping are compare-and-set (``_SETTLE``): refused when the entry's score changed or when the mark
+says a commit newer than the version read may be on its way, so the index never ends up later than a deadline.
 """
 
 from __future__ import annotations
@@ -177,12 +179,31 @@ class Clock:
         return now + k.a + self.remaining[self.seat] - max(0, spent - k.a)
 
 
+_PARSED: dict[bytes, Clock] = {}
+_CONTROLS: dict[bytes, TimeControl] = {}
+_VIEWS: dict[bytes, dict[str, Any]] = {}
+_MEMO_MAX = 4096  # entries of each memo above (a clock's text is its game's for one decision: few recur long)
+
+
 def parse_clock(text: bytes | str) -> Clock:
-    """The ``clock`` field parsed."""
-    raw = text.decode() if isinstance(text, bytes) else text
-    c = [int(x) for x in raw.split(",")]
-    control = TimeControl(KIND_NAMES[c[0]], c[1], c[2], POLICY_NAMES[c[3]], c[4])
-    return Clock(control, c[5], c[6], c[7], tuple(c[8::2]), tuple(c[9::2]))
+    """The ``clock`` field parsed (remembered: a move's commit and its answer's view parse the same text)."""
+    raw = text.encode() if isinstance(text, str) else text
+    clock = _PARSED.get(raw)
+    if clock is None:
+        parts = raw.split(b",")
+        key = b",".join(parts[:5])
+        control = _CONTROLS.get(key)
+        if control is None:
+            if len(_CONTROLS) >= _MEMO_MAX:
+                _CONTROLS.clear()
+            c = [int(x) for x in parts[:5]]
+            control = _CONTROLS[key] = TimeControl(KIND_NAMES[c[0]], c[1], c[2], POLICY_NAMES[c[3]], c[4])
+        n = [int(x) for x in parts[5:]]
+        clock = Clock(control, n[0], n[1], n[2], tuple(n[3::2]), tuple(n[4::2]))
+        if len(_PARSED) >= _MEMO_MAX:
+            _PARSED.clear()
+        _PARSED[raw] = clock
+    return clock
 
 
 def clock_after(before: bytes, tail: bytes) -> bytes:
@@ -206,11 +227,17 @@ def clocks_list(remaining: tuple[int, ...], autos: tuple[int, ...], seat: int, s
 
 
 def view_fields(clock_text: bytes) -> dict[str, Any]:
-    """The clock fields of a view (``clocks``, ``deadline_ms`` while a decision is timed)."""
-    c = parse_clock(clock_text)
-    fields: dict[str, Any] = {"clocks": clocks_list(c.remaining, c.autos, c.seat, c.started, c.deadline)}
-    if c.seat >= 0:
-        fields["deadline_ms"] = c.deadline
+    """The clock fields of a view (``clocks``, ``deadline_ms`` while a decision is timed); remembered, shared:
+    never change the result."""
+    fields = _VIEWS.get(clock_text)
+    if fields is None:
+        c = parse_clock(clock_text)
+        fields = {"clocks": clocks_list(c.remaining, c.autos, c.seat, c.started, c.deadline)}
+        if c.seat >= 0:
+            fields["deadline_ms"] = c.deadline
+        if len(_VIEWS) >= _MEMO_MAX:
+            _VIEWS.clear()
+        _VIEWS[clock_text] = fields
     return fields
 
 
@@ -270,7 +297,9 @@ class TimeoutFirer:
 
     Every ``poll_s`` (plus up to 25% jitter, so that several referees do not poll in step) it reads the due
     entries of all shards (one pipelined round trip on a standalone Redis), and handles each due game in a task
-    of its own (at most ``concurrency`` at once; a game already in hand is not taken twice by this process; two
+    of its own (at most ``concurrency`` at once; the firer's own reads and writes of the index go through a
+    client of its own, its loads and commits through the store's pipelined hot path, so that it never holds the
+    pool's connections that requests wait for; a game already in hand is not taken twice by this process; two
     processes may both try: the version-checked commit lets one of them win, the other finds a conflict)."""
 
     def __init__(
@@ -279,7 +308,7 @@ class TimeoutFirer:
         *,
         poll_s: float = 0.1,
         batch: int = 200,
-        concurrency: int = 64,
+        concurrency: int = 32,
         on_fired: Callable[[str, float], None] | None = None,
     ) -> None:
         self.referee = referee
@@ -289,7 +318,8 @@ class TimeoutFirer:
         self._slots = asyncio.Semaphore(concurrency)
         self._busy: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._settle = self.store.client.register_script(_SETTLE)
+        self._client = self.store.own_client()
+        self._settle = self._client.register_script(_SETTLE)
         self.on_fired = on_fired  # (policy, lateness in seconds) of each timeout fired by this process
         self.stats = FirerStats(fired={FORFEIT_MATCH: 0, AUTO_MOVE: 0})
         self._stop = asyncio.Event()
@@ -310,11 +340,13 @@ class TimeoutFirer:
         self._stop.set()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._client is not self.store.client:
+            await self._client.aclose()
 
     async def poll_once(self) -> int:
         """Read every shard's due entries once and start handling them; the number of entries found."""
         now_ms = self.store.redis_now_ms()
-        pipe = self.store.client.pipeline(transaction=False)
+        pipe = self._client.pipeline(transaction=False)
         for shard in range(SHARDS):
             pipe.zrangebyscore(shard_keys(shard)[0], "-inf", now_ms, start=0, num=self.batch, withscores=True)
         async with asyncio.timeout(self.store.op_timeout_s * 2):
@@ -339,7 +371,7 @@ class TimeoutFirer:
                     if not await self._check(shard, game_id, score):
                         return
                     # the score may have moved: read it again
-                    raw = await self.store.client.zscore(shard_keys(shard)[0], game_id)
+                    raw = await self._client.zscore(shard_keys(shard)[0], game_id)
                     if raw is None:
                         return
                     score = int(raw)
