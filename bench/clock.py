@@ -17,8 +17,10 @@ Set-up as bench/service.py's: a private redis-server (appendonly, everysec, Unix
                                     [--quick]   # 100 games, 2 rounds of 0.3 s: a smoke run
 
 Human-readable lines first; the last line is one JSON object: timeout_late_p99_ms (the bar: < 1000),
-timeout_late_p50_ms, timeout_late_max_ms, timeouts, games, clock_move_ratio (the bar: >= 0.9), moves_per_s_clock,
-moves_per_s_plain, servers, rounds.
+timeout_late_p50_ms, timeout_late_max_ms, timeouts, games, unfinished, retries (calls answered UNAVAILABLE and
+retried: a loaded machine), clock_move_ratio (the bar: >= 0.9), moves_per_s_clock, moves_per_s_plain,
+referee_cpu_us_per_move_clock and _plain (the referees' CPU per move: steadier than rates on a shared machine),
+servers, rounds.
 """
 
 from __future__ import annotations
@@ -67,6 +69,22 @@ ORG = grpc.aio.Metadata(("authorization", f"Bearer {ORGANIZER}"))
 SEATS = [pb.SeatSpec(display_name="P0"), pb.SeatSpec(display_name="P1")]
 
 
+RETRIES = [0]  # calls answered UNAVAILABLE ("retry later": a storage operation over 1 s on a loaded machine)
+
+
+async def _call(method: Any, request: Any, **kw: Any) -> Any:
+    """A call, retried (up to 5 times, 0.2 s apart) when the referee says UNAVAILABLE; the retries are counted."""
+    for attempt in range(6):
+        try:
+            return await method(request, **kw)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.UNAVAILABLE or attempt == 5:
+                raise
+            RETRIES[0] += 1
+            await asyncio.sleep(0.2)
+    raise AssertionError("unreachable")
+
+
 def _policy(i: int) -> pb.TimeoutPolicy:
     if i % 2:
         return pb.TimeoutPolicy(kind=pb.TimeoutPolicy.KIND_AUTO_MOVE, max_auto_moves=1)
@@ -83,7 +101,7 @@ async def lateness(stubs: list[Any], games: int, limit_ms: int) -> dict[str, flo
         stub = stubs[c % len(stubs)]
         while queue:
             i = queue.pop()
-            created = await stub.CreateGame(rpb.CreateGameRequest(
+            created = await _call(stub.CreateGame, rpb.CreateGameRequest(
                 profile="gin", seats=SEATS, time_control=TC(per_move=TC.PerMove(limit_ms=limit_ms)),
                 timeout_policy=_policy(i),
             ))  # fmt: skip
@@ -104,7 +122,7 @@ async def lateness(stubs: list[Any], games: int, limit_ms: int) -> dict[str, flo
         stub = stubs[c % len(stubs)]
         for game_id in chunk:
             for _ in range(600):  # a failure bound: every game ends within a few of its deadlines
-                replay = await stub.GetReplay(rpb.GetReplayRequest(game_id=game_id), metadata=ORG)
+                replay = await _call(stub.GetReplay, rpb.GetReplayRequest(game_id=game_id), metadata=ORG)
                 if replay.current.phase == pb.PHASE_MATCH_OVER:
                     break
                 await asyncio.sleep(0.05)
@@ -126,7 +144,7 @@ async def lateness(stubs: list[Any], games: int, limit_ms: int) -> dict[str, flo
           f" max {late[-1] if late else float('inf'):.1f} ms", flush=True)  # fmt: skip
     return {"timeout_late_p99_ms": round(p99, 1), "timeout_late_p50_ms": round(p50, 1),
             "timeout_late_max_ms": round(late[-1], 1) if late else float("inf"), "timeouts": len(late),
-            "games": len(ids), "unfinished": unfinished}  # fmt: skip
+            "games": len(ids), "unfinished": unfinished, "retries": RETRIES[0]}  # fmt: skip
 
 
 class ClockDriver(service.GameDriver):  # type: ignore[misc,name-defined]
@@ -142,7 +160,7 @@ class ClockDriver(service.GameDriver):  # type: ignore[misc,name-defined]
         self.view = got.view
 
 
-async def move_cost(stubs: list[Any], seconds: float, rounds: int, n: int = 16) -> dict[str, float]:
+async def move_cost(stubs: list[Any], seconds: float, rounds: int, pids: list[int], n: int = 16) -> dict[str, float]:
     """Moves per second with and without a clock, interleaved rounds, medians."""
 
     def factory(cls: Any) -> Any:
@@ -155,27 +173,33 @@ async def move_cost(stubs: list[Any], seconds: float, rounds: int, n: int = 16) 
     await service._drive(4 * len(stubs), 0.5, kinds[0][1])  # warm-up
     await service._drive(4 * len(stubs), 0.5, kinds[1][1])
     rates: dict[str, list[float]] = {"plain": [], "clock": []}
+    cpu: dict[str, list[float]] = {"plain": [], "clock": []}  # referee CPU us per move, each round
     for r in range(rounds):
         for name, make in kinds if r % 2 == 0 else kinds[::-1]:
+            before = sum(map(service._cpu_s, pids))
             start = time.perf_counter()
             latencies = await service._drive(n, seconds, make)
             rates[name].append(len(latencies) / (time.perf_counter() - start))
+            cpu[name].append((sum(map(service._cpu_s, pids)) - before) / max(1, len(latencies)) * 1e6)
     ratios = [c / p for c, p in zip(rates["clock"], rates["plain"], strict=True) if p]
     ratio = statistics.median(ratios)
     for name in ("plain", "clock"):
-        print(f"moves x{n} {name:5} {statistics.median(rates[name]):8.1f}/s "
-              f"({min(rates[name]):.0f}..{max(rates[name]):.0f})", flush=True)  # fmt: skip
+        spread = f"{min(rates[name]):.0f}..{max(rates[name]):.0f}"
+        print(f"moves x{n} {name:5} {statistics.median(rates[name]):8.1f}/s ({spread}), referee CPU "
+              f"{statistics.median(cpu[name]):.0f} us/move", flush=True)  # fmt: skip
     print(f"clock/plain x{n} {ratio:.3f} (rounds: {', '.join(f'{x:.3f}' for x in ratios)})", flush=True)
     return {"clock_move_ratio": round(ratio, 3), "moves_per_s_clock": round(statistics.median(rates["clock"]), 1),
-            "moves_per_s_plain": round(statistics.median(rates["plain"]), 1)}  # fmt: skip
+            "moves_per_s_plain": round(statistics.median(rates["plain"]), 1),
+            "referee_cpu_us_per_move_clock": round(statistics.median(cpu["clock"])),
+            "referee_cpu_us_per_move_plain": round(statistics.median(cpu["plain"]))}  # fmt: skip
 
 
-async def run(addresses: list[str], args: argparse.Namespace) -> dict[str, float]:
+async def run(addresses: list[str], args: argparse.Namespace, pids: list[int]) -> dict[str, float]:
     channels = [grpc.aio.insecure_channel(a) for a in addresses]
     stubs = [referee_pb2_grpc.RefereeServiceStub(c) for c in channels]
     try:
         results = await lateness(stubs, args.games, args.limit_ms)
-        results.update(await move_cost(stubs, args.seconds, max(1, args.rounds)))
+        results.update(await move_cost(stubs, args.seconds, max(1, args.rounds), pids))
     finally:
         for channel in channels:
             await channel.close(None)
@@ -202,7 +226,8 @@ def main() -> None:
             servers += [service._start_server(redis.url, (), http=False) for _ in range(max(1, args.servers))]
             listed = ", ".join(f"{address} (pid {process.pid})" for process, address in servers)
             print(f"referees {listed}; redis {redis.url}; {os.cpu_count()} cores", flush=True)
-            results = asyncio.run(run([address for _, address in servers], args))
+            pids = [process.pid for process, _ in servers]
+            results = asyncio.run(run([address for _, address in servers], args, pids))
         finally:
             for process, _ in servers:
                 process.send_signal(signal.SIGTERM)

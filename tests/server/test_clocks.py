@@ -263,10 +263,14 @@ def test_clock_fields_in_views_and_events(referees: list[Referee]) -> None:
         (TC(per_move=TC.PerMove(limit_ms=86_400_001)), None),
         (TC(clock=TC.Clock(initial_ms=1000, increment_ms=-1)), None),
         (TC(bank=TC.Bank(allowance_ms=100, bank_ms=0)), None),
-        (TC(per_move=TC.PerMove(limit_ms=1000)), pb.TimeoutPolicy(kind=pb.TimeoutPolicy.KIND_AUTO_MOVE,
-                                                                  max_auto_moves=1001)),
-        (TC(per_move=TC.PerMove(limit_ms=1000)), pb.TimeoutPolicy(kind=pb.TimeoutPolicy.KIND_FORFEIT_MATCH,
-                                                                  max_auto_moves=2)),
+        (
+            TC(per_move=TC.PerMove(limit_ms=1000)),
+            pb.TimeoutPolicy(kind=pb.TimeoutPolicy.KIND_AUTO_MOVE, max_auto_moves=1001),
+        ),
+        (
+            TC(per_move=TC.PerMove(limit_ms=1000)),
+            pb.TimeoutPolicy(kind=pb.TimeoutPolicy.KIND_FORFEIT_MATCH, max_auto_moves=2),
+        ),
         (TC(per_move=TC.PerMove(limit_ms=1000)), pb.TimeoutPolicy(kind=7)),  # type: ignore[arg-type]
         (None, FORFEIT),
     ],
