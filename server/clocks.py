@@ -295,8 +295,9 @@ class FirerStats:
 class TimeoutFirer:
     """The background task of each ``serve`` process that fires expired deadlines (module docstring).
 
-    Every ``poll_s`` (plus up to 25% jitter, so that several referees do not poll in step) it reads the due
-    entries of all shards (one pipelined round trip on a standalone Redis), and handles each due game in a task
+    Every ``poll_s`` (plus up to 25% jitter, so that several referees do not poll in step) it reads the entries
+    of all shards due before the next poll (one pipelined round trip on a standalone Redis), and handles each game
+    in a task that first sleeps until the entry's time
     of its own (at most ``concurrency`` at once; the firer's own reads and writes of the index go through a
     client of its own, its loads and commits through the store's pipelined hot path, so that it never holds the
     pool's connections that requests wait for; a game already in hand is not taken twice by this process; two
@@ -308,7 +309,7 @@ class TimeoutFirer:
         *,
         poll_s: float = 0.1,
         batch: int = 200,
-        concurrency: int = 32,
+        concurrency: int = 64,
         on_fired: Callable[[str, float], None] | None = None,
     ) -> None:
         self.referee = referee
@@ -346,9 +347,10 @@ class TimeoutFirer:
     async def poll_once(self) -> int:
         """Read every shard's due entries once and start handling them; the number of entries found."""
         now_ms = self.store.redis_now_ms()
+        horizon = now_ms + int(self.poll_s * 1000)  # due before the next poll: taken now, each awaited to its time
         pipe = self._client.pipeline(transaction=False)
         for shard in range(SHARDS):
-            pipe.zrangebyscore(shard_keys(shard)[0], "-inf", now_ms, start=0, num=self.batch, withscores=True)
+            pipe.zrangebyscore(shard_keys(shard)[0], "-inf", horizon, start=0, num=self.batch, withscores=True)
         async with asyncio.timeout(self.store.op_timeout_s * 2):
             replies = await pipe.execute()
         found = 0
@@ -366,6 +368,9 @@ class TimeoutFirer:
 
     async def _handle(self, shard: int, game_id: str, score: int) -> None:
         try:
+            wait_s = (score - self.store.redis_now_ms()) / 1000
+            if wait_s > 0:
+                await asyncio.sleep(wait_s)
             async with self._slots:
                 for _ in range(8):  # a conflict (the seat moved meanwhile): look again
                     if not await self._check(shard, game_id, score):
@@ -408,7 +413,9 @@ class TimeoutFirer:
         outcome = await self.referee.fire_timeout(game, clock)
         if outcome is None:  # fired
             return False
-        return outcome  # True: a conflict, look again; False: not due after all (the entry is kept early)
+        if outcome is False:  # not due yet in Redis's clock (ours runs a little ahead): look again in a moment
+            await asyncio.sleep(0.005)
+        return True  # (or a conflict: the game moved on, look again)
 
 
 def fired_lateness(events: list[Mapping[str, Any]], deadline: int) -> float | None:

@@ -491,13 +491,16 @@ class Referee:
         op: str = "m",
         prefix: tuple[engine.Event, ...] = (),
         chain: bool = False,
+        applied: tuple[engine.GameState, tuple[engine.Event, ...]] | None = None,
+        answer: bool = True,
     ) -> dict[str, Any] | int:
         """Apply ``move`` to ``state`` (the game at ``game.version``) and commit it: the response, or None when the
         game is no longer at that version or a seat was joined meanwhile (nothing was written): then the game's
         version. With a time control: ``op`` is the clock's step (commit_move.lua: "m" a seat's move, refused
         with OUT_OF_TIME past its deadline; "a", "c", "f" a timeout's, NotDue before it), ``prefix`` events come
-        before the move's (a timeout's), ``chain``: the seat's next decision is due at once."""
-        new_state, events = engine.apply(state, seat, move)
+        before the move's (a timeout's), ``chain``: the seat's next decision is due at once. ``applied``: the
+        move already applied to ``state``; ``answer`` False: no view in the response (the firer's)."""
+        new_state, events = applied if applied is not None else engine.apply(state, seat, move)
         if prefix:
             events = prefix + events
         version = game.version + 1
@@ -541,11 +544,11 @@ class Referee:
             if result.tail:
                 ticks = [engine.Event.from_dict(e) for e in clocks.tail_events(result.tail)]
                 events = tuple(clocks.merged(list(events), ticks))
-            answer = [{**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)]
+            told = [{**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)]
             return {
                 "version": version,
-                "events": answer,
-                "view": self._view(stored, new_state, version, seat, "seat"),
+                "events": told,
+                "view": self._view(stored, new_state, version, seat, "seat") if answer else None,
             }
         if result.outcome == "out_of_time":
             raise NotAllowedNow("OUT_OF_TIME", f"the seat's decision was due at {result.version} ms (Redis's clock)")
@@ -602,7 +605,8 @@ class Referee:
         after, played = engine.apply(state, seat, move)
         chain = op == "a" and timeouts.continues(state, after, move)
         try:
-            response = await self._commit_move(game, state, seat, move, b"", op=op, prefix=prefix, chain=chain)
+            response = await self._commit_move(game, state, seat, move, b"", op=op, prefix=prefix, chain=chain,
+                                               applied=(after, played), answer=False)  # fmt: skip
         except clocks.NotDue:
             return False
         if not isinstance(response, dict):
