@@ -206,11 +206,21 @@ def parse_clock(text: bytes | str) -> Clock:
     return clock
 
 
+def _tail(tail: bytes) -> tuple[int, int, int, int, int, int, list[int]]:
+    """A clock tail's stopped seat, time spent, commit time, next decision's start, deadline and seat, and the
+    seats' (remaining, autos) pairs, flat."""
+    f = [int(x) for x in tail[1:].split(b",")]
+    stopped, spent, now, ahead, seat = f[:5]
+    if seat < 0:
+        return stopped, spent, now, 0, 0, seat, f[5:]
+    return stopped, spent, now, now, now + ahead, seat, f[5:]
+
+
 def clock_after(before: bytes, tail: bytes) -> bytes:
     """The ``clock`` field after a commit whose log tail is ``tail`` (commit_move.lua), from the one before."""
     head = before.split(b",", 5)[:5]
-    fields = tail[1:].split(b",")
-    return b",".join([*head, *fields[3:]])
+    _, _, _, started, deadline, seat, rest = _tail(tail)
+    return b",".join([*head, b"%d,%d,%d" % (started, deadline, seat), *(b"%d" % x for x in rest)])
 
 
 def clocks_list(remaining: tuple[int, ...], autos: tuple[int, ...], seat: int, started: int,
@@ -245,9 +255,8 @@ def tail_events(tail: bytes) -> list[dict[str, Any]]:
     """The clock events of a log entry's clock tail (``engine.Event.to_dict`` form, all public): clock_stopped
     for the seat whose decision ended (with the time it spent, its time left and the commit's time), then
     clock_started for the seat to act next (its decision's start, deadline and time left)."""
-    f = [int(x) for x in tail[1:].split(b",")]
-    stopped, spent, now, started, deadline, seat = f[:6]
-    remaining, autos = tuple(f[6::2]), tuple(f[7::2])
+    stopped, spent, now, started, deadline, seat, rest = _tail(tail)
+    remaining, autos = tuple(rest[0::2]), tuple(rest[1::2])
     clocks = clocks_list(remaining, autos, seat, started, deadline)
     events: list[dict[str, Any]] = []
     if stopped >= 0:
