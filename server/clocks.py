@@ -251,6 +251,23 @@ def view_fields(clock_text: bytes) -> dict[str, Any]:
     return fields
 
 
+def after_commit(before: bytes, tail: bytes) -> tuple[bytes, list[dict[str, Any]]]:
+    """The ``clock`` field after a commit (from the one before and the commit's tail) and the commit's clock
+    events, from one parse; the new field's view fields are remembered (``view_fields``) on the way."""
+    stopped, spent, now, started, deadline, seat, rest = _tail(tail)
+    head = before.split(b",", 5)[:5]
+    text = b",".join([*head, b"%d,%d,%d" % (started, deadline, seat), *(b"%d" % x for x in rest)])
+    remaining, autos = tuple(rest[0::2]), tuple(rest[1::2])
+    clocks = clocks_list(remaining, autos, seat, started, deadline)
+    fields: dict[str, Any] = {"clocks": clocks}
+    if seat >= 0:
+        fields["deadline_ms"] = deadline
+    if len(_VIEWS) >= _MEMO_MAX:
+        _VIEWS.clear()
+    _VIEWS[text] = fields
+    return text, _clock_events(stopped, spent, now, started, deadline, seat, remaining, clocks)
+
+
 def tail_events(tail: bytes) -> list[dict[str, Any]]:
     """The clock events of a log entry's clock tail (``engine.Event.to_dict`` form, all public): clock_stopped
     for the seat whose decision ended (with the time it spent, its time left and the commit's time), then
@@ -258,6 +275,11 @@ def tail_events(tail: bytes) -> list[dict[str, Any]]:
     stopped, spent, now, started, deadline, seat, rest = _tail(tail)
     remaining, autos = tuple(rest[0::2]), tuple(rest[1::2])
     clocks = clocks_list(remaining, autos, seat, started, deadline)
+    return _clock_events(stopped, spent, now, started, deadline, seat, remaining, clocks)
+
+
+def _clock_events(stopped: int, spent: int, now: int, started: int, deadline: int, seat: int,
+                  remaining: tuple[int, ...], clocks: list[dict[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
     events: list[dict[str, Any]] = []
     if stopped >= 0:
         public = {"seat": stopped, "spent_ms": spent, "remaining_ms": remaining[stopped], "at_ms": now,

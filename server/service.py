@@ -533,7 +533,9 @@ class Referee:
             index=index,
         )
         if result.outcome == "ok":
-            new_clock = clocks.clock_after(game.clock, result.tail) if game.clock and result.tail else game.clock
+            new_clock, ticks = game.clock, list[dict[str, Any]]()
+            if game.clock and result.tail:
+                new_clock, ticks = clocks.after_commit(game.clock, result.tail)
             stored = StoredGame(game.game_id, new_json, version, game.meta, game.config, game.joins, new_clock)
             self._states.put(stored, new_state)
             if new_state.phase == "match_over":
@@ -541,9 +543,8 @@ class Referee:
                 log.info("match over at version %d", version, extra={"game_id": game.game_id})
                 if self.open_games is not None:
                     self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
-            if result.tail:
-                ticks = [engine.Event.from_dict(e) for e in clocks.tail_events(result.tail)]
-                events = tuple(clocks.merged(list(events), ticks))
+            if ticks:
+                events = tuple(clocks.merged(list(events), [engine.Event.from_dict(e) for e in ticks]))
             told = [{**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)]
             return {
                 "version": version,
