@@ -50,6 +50,7 @@ KIND_NAMES = {v: k for k, v in KINDS.items()}
 POLICY_CODES = {FORFEIT_MATCH: 1, AUTO_MOVE: 2}
 POLICY_NAMES = {v: k for k, v in POLICY_CODES.items()}
 FAR_VERSION = 2**53  # "any version": a game that is gone can no longer be committed to
+GONE_AFTER_MS = 60_000  # an entry of a game not found is dropped once this far past (before: being created)
 
 # The index write before a commit (one slot: the shard's two keys). ZADD LT also adds a missing member.
 INDEX_SCRIPT = """
@@ -429,7 +430,9 @@ class TimeoutFirer:
         self.stats.checked += 1
         game = await self.store.load(game_id)
         if game is None:
-            await self._settle_entry(shard, game_id, score, FAR_VERSION, None)
+            # a game being created writes its entry first: only an entry a minute past is a game gone for good
+            if score < self.store.redis_now_ms() - GONE_AFTER_MS:
+                await self._settle_entry(shard, game_id, score, FAR_VERSION, None)
             return False
         if not game.clock:
             await self._settle_entry(shard, game_id, score, game.version, None)

@@ -506,20 +506,19 @@ class Referee:
         version = game.version + 1
         new_json = progress_json(new_state)
         payloads = [orjson.dumps(e.to_dict()) for e in events]
-        clock_step = ""
         index = None
-        if game.clock:
-            if type(move) is engine.Resign:
-                op = "r"
-            next_seat = new_state.to_act if new_state.phase != "match_over" else -1
-            clock_step = clocks.step(op, next_seat, chain)
-            if next_seat >= 0:
-                before = parse_clock(game.clock)
-                now = self.store.redis_now_ms(lower=True)
-                bound = now - 1 if chain else before.lower_bound(next_seat, now)
-                # the index holds an entry no later than the running deadline: one no earlier than it needs none
-                if before.seat < 0 or bound < before.deadline:
-                    index = (clocks.shard_of(game.game_id), bound, version)
+        if type(move) is engine.Resign:
+            op = "r"
+        next_seat = new_state.to_act if new_state.phase != "match_over" else -1
+        # always: the script applies it to the game's clock whenever the hash has one, whatever this copy says
+        clock_step = clocks.step(op, next_seat, chain)
+        if game.clock and next_seat >= 0:
+            before = parse_clock(game.clock)
+            now = self.store.redis_now_ms(lower=True)
+            bound = now - 1 if chain else before.lower_bound(next_seat, now)
+            # the index holds an entry no later than the running deadline: one no earlier than it needs none
+            if before.seat < 0 or bound < before.deadline:
+                index = (clocks.shard_of(game.game_id), bound, version)
         result = await self.store.commit(
             game.game_id,
             base_version=game.version,
