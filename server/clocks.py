@@ -34,6 +34,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import redis.asyncio as aioredis
+
 from engine.timeouts import AUTO_MOVE, DEFAULT_MAX_AUTO_MOVES, FORFEIT_MATCH
 
 if TYPE_CHECKING:
@@ -266,6 +268,10 @@ def after_commit(before: bytes, tail: bytes) -> tuple[bytes, list[dict[str, Any]
     if len(_VIEWS) >= _MEMO_MAX:
         _VIEWS.clear()
     _VIEWS[text] = fields
+    control = parse_clock(before).control
+    if len(_PARSED) >= _MEMO_MAX:
+        _PARSED.clear()
+    _PARSED[text] = Clock(control, started, deadline, seat, remaining, autos)  # the next commit's "before"
     return text, _clock_events(stopped, spent, now, started, deadline, seat, remaining, clocks)
 
 
@@ -282,14 +288,14 @@ def tail_events(tail: bytes) -> list[dict[str, Any]]:
 def _clock_events(stopped: int, spent: int, now: int, started: int, deadline: int, seat: int,
                   remaining: tuple[int, ...], clocks: list[dict[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
     events: list[dict[str, Any]] = []
-    if stopped >= 0:
-        public = {"seat": stopped, "spent_ms": spent, "remaining_ms": remaining[stopped], "at_ms": now,
-                  "clocks": clocks}  # fmt: skip
+    if stopped >= 0:  # every seat's clocks come with the clock_started that follows, or here when none does
+        public: dict[str, Any] = {"spent_ms": spent, "remaining_ms": remaining[stopped], "at_ms": now}
+        if seat < 0:
+            public["clocks"] = clocks
         events.append({"kind": "clock_stopped", "seat": stopped, "public": public, "secret": None,
                        "secret_for": None})  # fmt: skip
     if seat >= 0:
-        public = {"seat": seat, "started_ms": started, "deadline_ms": deadline, "remaining_ms": remaining[seat],
-                  "clocks": clocks}  # fmt: skip
+        public = {"started_ms": started, "deadline_ms": deadline, "remaining_ms": remaining[seat], "clocks": clocks}
         events.append({"kind": "clock_started", "seat": seat, "public": public, "secret": None,
                        "secret_for": None})  # fmt: skip
     return events
@@ -356,6 +362,7 @@ class TimeoutFirer:
         self.on_fired = on_fired  # (policy, lateness in seconds) of each timeout fired by this process
         self.stats = FirerStats(fired={FORFEIT_MATCH: 0, AUTO_MOVE: 0})
         self._stop = asyncio.Event()
+        self._offset_ms: int | None = None
 
     async def run(self) -> None:
         """Poll until ``close``; Redis errors are logged and the polling goes on."""
@@ -378,13 +385,19 @@ class TimeoutFirer:
 
     async def poll_once(self) -> int:
         """Read every shard's due entries once and start handling them; the number of entries found."""
-        now_ms = self.store.redis_now_ms()
-        horizon = now_ms + int(self.poll_s * 1000)  # due before the next poll: taken now, each awaited to its time
+        horizon = self._now() + int(self.poll_s * 1000)  # due before the next poll: taken now, each awaited
+        standalone = isinstance(self._client, aioredis.Redis)
         pipe = self._client.pipeline(transaction=False)
+        if standalone:
+            pipe.time()  # Redis's clock, read with the shards: what "due" means here
         for shard in range(SHARDS):
             pipe.zrangebyscore(shard_keys(shard)[0], "-inf", horizon, start=0, num=self.batch, withscores=True)
         async with asyncio.timeout(self.store.op_timeout_s * 2):
+            if not standalone:
+                self._set_offset(await self._client.time())
             replies = await pipe.execute()
+        if standalone:
+            self._set_offset(replies.pop(0))
         found = 0
         for shard, entries in enumerate(replies):
             for member, score in entries:
@@ -398,9 +411,20 @@ class TimeoutFirer:
                 task.add_done_callback(self._tasks.discard)
         return found
 
+    def _set_offset(self, reply: Any) -> None:
+        # Redis's clock minus ours, as of the reply: a little early (the reply's way back), never much off
+        seconds, micros = reply
+        self._offset_ms = int(seconds) * 1000 + int(micros) // 1000 - local_ms()
+
+    def _now(self) -> int:
+        """Redis's clock now, as the last poll measured it (ms)."""
+        if self._offset_ms is None:
+            return self.store.redis_now_ms()
+        return local_ms() + self._offset_ms
+
     async def _handle(self, shard: int, game_id: str, score: int) -> None:
         try:
-            wait_s = (score - self.store.redis_now_ms()) / 1000
+            wait_s = min((score - self._now()) / 1000, self.poll_s * 2)
             if wait_s > 0:
                 await asyncio.sleep(wait_s)
             async with self._slots:
@@ -431,7 +455,7 @@ class TimeoutFirer:
         game = await self.store.load(game_id)
         if game is None:
             # a game being created writes its entry first: only an entry a minute past is a game gone for good
-            if score < self.store.redis_now_ms() - GONE_AFTER_MS:
+            if score < self._now() - GONE_AFTER_MS:
                 await self._settle_entry(shard, game_id, score, FAR_VERSION, None)
             return False
         if not game.clock:
@@ -441,7 +465,7 @@ class TimeoutFirer:
         if clock.seat < 0:
             await self._settle_entry(shard, game_id, score, game.version, None)
             return False
-        if clock.deadline > self.store.redis_now_ms() + 5:
+        if clock.deadline > self._now() + 5:
             await self._settle_entry(shard, game_id, score, game.version, clock.deadline)
             return False
         outcome = await self.referee.fire_timeout(game, clock)

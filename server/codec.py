@@ -357,8 +357,9 @@ def _fill_event(event: pb.Event, d: Mapping[str, Any]) -> None:
     if d["seat"] >= 0:
         event.seat = d["seat"]
     data = {k: v for k, v in d.items() if k not in _EVENT_ENVELOPE}
-    if (clocks := data.pop("clocks", None)) is not None:  # a clock event: its values never recur (no memo)
-        _seat_clocks(event.clocks, clocks)
+    if d["kind"] in _CLOCK_EVENTS:  # numbers that never recur (no memo)
+        if (clocks := data.pop("clocks", None)) is not None:
+            _seat_clocks(event.clocks, clocks)
         if d["kind"] == "clock_started":
             event.deadline_ms = data.pop("deadline_ms")
         fields = event.data.fields  # numbers only: set directly (Struct.update is several times slower)
@@ -372,6 +373,7 @@ def _fill_event(event: pb.Event, d: Mapping[str, Any]) -> None:
 
 
 _EVENT_ENVELOPE = frozenset(("kind", "seat", "version", "index"))
+_CLOCK_EVENTS = frozenset(("clock_started", "clock_stopped"))
 _EVENT_DATA: Memo[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]], struct_pb2.Struct] = Memo("event_data", 2.0)
 
 

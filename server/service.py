@@ -542,9 +542,11 @@ class Referee:
                 log.info("match over at version %d", version, extra={"game_id": game.game_id})
                 if self.open_games is not None:
                     self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
-            if ticks:
-                events = tuple(clocks.merged(list(events), [engine.Event.from_dict(e) for e in ticks]))
-            told = [{**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)]
+            told: list[dict[str, Any]] = [engine.event_for(e, seat) for e in events]
+            if ticks:  # public: as every viewer sees them
+                told = clocks.merged(told, [{"kind": t["kind"], "seat": t["seat"], **t["public"]} for t in ticks])
+            for i, e in enumerate(told, 1):
+                e["version"], e["index"] = version, i
             return {
                 "version": version,
                 "events": told,

@@ -249,7 +249,8 @@ def test_clock_fields_in_views_and_events(referees: list[Referee]) -> None:
     stream.cancel()
     kinds = [(e.version, e.kind) for e in seen]
     assert (0, "clock_started") in kinds and (1, "clock_stopped") in kinds and (1, "clock_started") in kinds
-    assert all(len(e.clocks) == 2 for e in seen if e.kind.startswith("clock_"))
+    assert all(len(e.clocks) == 2 for e in seen if e.kind == "clock_started")
+    assert not any(e.clocks for e in seen if e.kind == "clock_stopped")  # the clock_started after it has them
     assert seen[-1].deadline_ms == seen[-1].data["started_ms"] + 30_000
     # a game without a time control has no clocks
     plain = client.create("gin")
@@ -327,6 +328,7 @@ def test_timeouts_fire_on_a_redis_cluster(redis_cluster: LocalCluster) -> None:
             assert events[-1].kind == "match_ended"
             assert client.view(game, game.spectator).result.ended == pb.MATCH_END_TIME
             assert max(_lateness_ms(events)) < 1000
+            assert len(events[-2].clocks) == 2  # the last clock_stopped: no clock starts after it
     finally:
         client.close()
         server.stop()
