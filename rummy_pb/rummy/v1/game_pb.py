@@ -1239,8 +1239,8 @@ class Event(Message[_EventFields]):
             optional google.protobuf.Struct data = 5;
             ```
         clocks:
-            clock_started and clock_stopped only: every seat's clock after the
-            version's commit, as in GameView.clocks.
+            clock_started (and clock_stopped when no decision starts after it: the match is over): every seat's clock
+            after the version's commit, as in GameView.clocks.
 
             ```proto
             repeated rummy.v1.SeatClock clocks = 6;

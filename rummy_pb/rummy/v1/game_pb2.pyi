@@ -1161,8 +1161,8 @@ class Event(_message.Message):
 
     @_builtins.property
     def clocks(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatClock]:
-        """clock_started and clock_stopped only: every seat's clock after the
-        version's commit, as in GameView.clocks.
+        """clock_started (and clock_stopped when no decision starts after it: the match is over): every seat's clock
+        after the version's commit, as in GameView.clocks.
         """
 
     def __init__(

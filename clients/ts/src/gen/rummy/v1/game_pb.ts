@@ -1054,8 +1054,8 @@ export type Event = Message<"rummy.v1.Event"> & {
   data?: JsonObject | undefined;
 
   /**
-   * clock_started and clock_stopped only: every seat's clock after the
-   * version's commit, as in GameView.clocks.
+   * clock_started (and clock_stopped when no decision starts after it: the match is over): every seat's clock
+   * after the version's commit, as in GameView.clocks.
    *
    * @generated from field: repeated rummy.v1.SeatClock clocks = 6;
    */
