@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from engine.cards import mask_value
 from engine.game import legal_moves
-from engine.moves import DECLARE_BEST, DRAW_STOCK, PASS, Discard, LoseOnTime, Move
+from engine.moves import DECLARE_BEST, DRAW_STOCK, PASS, Discard, DrawStock, LoseOnTime, Move
 from engine.state import DISCARD, DRAW, LAST_CARD, LAYOFF, PLAY, TAKE_OR_PASS, GameState
 
 FORFEIT_MATCH, AUTO_MOVE = "forfeit_match", "auto_move"
@@ -62,4 +62,4 @@ def auto_move(s: GameState, drawn: int = -1) -> Move:
 def continues(before: GameState, after: GameState, move: Move) -> bool:
     """Whether the automatic ``move`` played in ``before`` leaves the same seat a decision that belongs to the same
     timeout (a draw's discard): the referee plays it at once, as the timeout's second step."""
-    return move is DRAW_STOCK and after.to_act == before.to_act and after.phase in (DISCARD, PLAY)
+    return type(move) is DrawStock and after.to_act == before.to_act and after.phase in (DISCARD, PLAY)
