@@ -358,7 +358,6 @@ class TimeoutFirer:
         self._busy: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._client = self.store.own_client()
-        self._settle = self._client.register_script(_SETTLE)
         self.on_fired = on_fired  # (policy, lateness in seconds) of each timeout fired by this process
         self.stats = FirerStats(fired={FORFEIT_MATCH: 0, AUTO_MOVE: 0})
         self._stop = asyncio.Event()
@@ -442,7 +441,7 @@ class TimeoutFirer:
             self._busy.discard(game_id)
 
     async def _settle_entry(self, shard: int, game_id: str, score: int, version: int, new: int | None) -> None:
-        done = await self._settle(keys=shard_keys(shard), args=[game_id, score, version, "" if new is None else new])
+        done = await self.store.eval(_SETTLE, shard_keys(shard), [game_id, score, version, "" if new is None else new])
         if done:
             if new is None:
                 self.stats.dropped += 1

@@ -484,6 +484,14 @@ class GameStore:
                 raw = await self.client.lindex(log_key(game_id), version)
         return None if raw is None else _decoded(raw)
 
+    async def eval(self, script: str, keys: list[str], args: list[str | int]) -> Any:
+        """EVAL of a small script (its text each time: never NOSCRIPT), on the hot path when there is one (no wait
+        for the pool), bounded by the storage timeout."""
+        if self._hot is not None:
+            return await self._hot_call("EVAL", script, len(keys), *keys, *args)
+        async with self._op():
+            return await self.client.eval(script, len(keys), *keys, *args)
+
     def own_client(self, max_connections: int = 4) -> RedisClient:
         """A client of the same Redis with a pool of its own (a background task's, so that it never holds the
         connections requests wait for); a Cluster client is shared (it holds a pool per node)."""
