@@ -403,6 +403,30 @@ class ClusterHotPath:
                 raise
         raise rexc.ClusterError(f"the command was redirected more than {MAX_REDIRECTS} times")
 
+    async def call_pair(
+        self,
+        timeout_s: float,
+        first: tuple[str | bytes | int, ...],
+        second: tuple[str | bytes | int, ...],
+        wait_s: float | None = None,
+    ) -> Any:
+        """``HotPath.call_pair`` on a cluster: the two commands' keys may live on two shards (a deadline index entry
+        and its game), so the first is sent to its master and answered before the second goes to its own: Redis
+        still runs them in that order, at the cost of a round trip. The first's failure sends no second (it
+        raises as from ``call``, ``NotSent`` included: then the commit was not written)."""
+        loop = asyncio.get_running_loop()
+        until = None if wait_s is None else loop.time() + wait_s
+        try:
+            await self.call(timeout_s, *first, wait_s=wait_s)
+        except (rexc.ConnectionError, TimeoutError, OSError) as exc:
+            if isinstance(exc, NotSent):
+                raise
+            raise NotSent(f"the command before the commit failed: {exc}") from exc
+        left = None if until is None else until - loop.time()
+        if left is not None and left <= 0:
+            raise NotSent("no time left for the commit after the command before it")
+        return await self.call(timeout_s, *second, wait_s=left)
+
     def _refresh(self) -> None:
         """Read the cluster's slot map again, in the background (one refresh at a time, not too often)."""
         loop = asyncio.get_running_loop()
