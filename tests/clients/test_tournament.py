@@ -159,6 +159,41 @@ def test_pairwise_results_of_wins_totals_and_forfeits() -> None:
     assert {(r.a, r.b): r.score_a for r in pair_results(forfeit)} == {("a", "c"): 1.0, ("b", "c"): 1.0}
 
 
+def test_the_time_control_is_part_of_the_configuration_and_time_losses_are_counted(tmp_path: Path) -> None:
+    from clients.sdk import Bank, Clock, PerMove
+    from clients.tournament.cli import _config, _parser
+    from clients.tournament.report import summarize, table_text
+
+    def config(*flags: str) -> Config:
+        return _config(_parser().parse_args(["a=random", "b=random", "--seed", "s", *flags]), None)[0]
+
+    assert config().clock == PerMove(10) and config().time_control == "10"
+    assert config("--move-timeout", "0.3").clock == PerMove(0.3)
+    assert config("--clock", "60+1").clock == Clock(60, 1) and config("--clock", "5").clock == Clock(5, 0)
+    assert config("--time-bank", "1+30").clock == Bank(1, 30)
+    for bad in (["--move-timeout", "0"], ["--clock", "fast"], ["--time-bank", "3"], ["--move-timeout", "-1"]):
+        with pytest.raises(ConfigError, match="time control"):
+            config(*bad)
+    with pytest.raises(SystemExit):  # one time control at a time
+        _parser().parse_args(["a", "b", "--clock", "60+1", "--move-timeout", "3"])
+    assert Config.from_dict({**config("--clock", "60+1").to_dict()}).clock == Clock(60, 1)
+    old = config().to_dict()
+    del old["time_control"]  # a journal from before time controls: 10 s per move
+    assert Config.from_dict(old).time_control == "10"
+
+    cfg = config("--clock", "2+0.5")
+    on_time = GameRecord("0:a|b", 0, ("a", "b"), (0, 25), (1,), ends=("lost_on_time", "finished"))
+    resigned = GameRecord("0:b|a", 0, ("b", "a"), (25, 0), (0,), ends=("finished", "resigned"))
+    forfeit = GameRecord("1:a|b", 1, ("a", "b"), (0, 0), (), forfeits=(1,), reasons=("crashed",))
+    assert forfeit.ends == ("finished", "forfeit") and GameRecord.from_dict(on_time.to_dict()) == on_time
+    summary = summarize(cfg, [on_time, resigned, forfeit], 3, bootstrap=10)
+    by_name = {s.rating.name: s for s in summary.standings}
+    assert (by_name["a"].time_losses, by_name["a"].resigned, by_name["a"].lost) == (1, 1, 2)
+    assert (by_name["b"].time_losses, by_name["b"].forfeits, by_name["b"].won) == (0, 1, 2)
+    table = table_text(summary)
+    assert "time control 2 s + 0.5 s per move" in table and "time losses: matches lost on time" in table
+
+
 def test_journal_cuts_a_torn_last_line_and_keeps_the_rest(tmp_path: Path) -> None:
     path = tmp_path / "journal.jsonl"
     journal = Journal.create(path, {"seed": "x"})
@@ -207,7 +242,9 @@ def test_small_tournament_end_to_end_with_its_own_referee(tmp_path: Path, capsys
     assert all(s["games"] == 12 and s["forfeits"] == 0 for s in report["standings"])
     assert all(s["won"] + s["shared"] + s["lost"] == 12 and s["pairings"] == 12 for s in report["standings"])
     assert sum(s["won"] for s in report["standings"]) + sum(s["shared"] for s in report["standings"]) / 2 == 24
-    assert re.search(r"rank\s+entrant\s+elo\s+95% interval\s+games\s+won\s+shared\s+lost\s+forfeits\s+score", table)
+    assert re.search(r"rank\s+entrant\s+elo\s+95% interval\s+games\s+won\s+shared\s+lost\s+forfeits\s+time losses"
+                     r"\s+resigned\s+score", table)  # fmt: skip
+    assert "time control 10 s per move" in table
     assert "pairings" not in table.split("\n\n")[1]  # Gin: one pairwise result per game, no second set of counts
     ranks = [s["rank"] for s in report["standings"]]
     elos = [s["elo"] for s in report["standings"]]
@@ -355,8 +392,8 @@ def test_rummy_tournament_seats_every_entrant_in_every_seat(
     assert sum(s["won"] + s["shared"] for s in report["standings"]) >= 3
     header = re.search(r"rank\s+entrant.*", table)
     assert header is not None and header.group(0).split() == [
-        "rank", "entrant", "elo", "95%", "interval", "games", "won", "shared", "lost", "forfeits", "pairings", "beat",
-        "tied", "lost", "to", "score"]  # fmt: skip
+        "rank", "entrant", "elo", "95%", "interval", "games", "won", "shared", "lost", "forfeits", "time", "losses",
+        "resigned", "pairings", "beat", "tied", "lost", "to", "score"]  # fmt: skip
     assert "pairings: results against each other seat at the table" in table
 
 
