@@ -169,6 +169,11 @@ class _Seat:
         kind, actor = event["kind"], event.get("seat")
         if kind in _TURN_STAYS and actor == self.to_act:
             return False
+        if kind == "clock_stopped":  # a time control's clock events follow the move's: they change no turn,
+            return False
+        if kind == "clock_started" and isinstance(actor, int) and actor >= 0 and self.me is not None:
+            self.to_act = actor  # ... but clock_started names the seat to act
+            return actor == self.me
         if kind == "dealt":  # a deal is no move: its hand_started (just before) named the seat to act
             return False
         if self.me is None or not self.players:
