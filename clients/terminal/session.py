@@ -7,6 +7,7 @@ up to the version it is about to show before it draws the table, so what the bot
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 import shutil
@@ -135,7 +136,7 @@ class Session:
         a status line of their own (replaced by the next output)."""
         isatty = getattr(self.out, "isatty", None)
         line = render.clocks_line(snap.view, self.names, self.style)
-        if line is None or not (callable(isatty) and isatty()) or snap.over:
+        if line is None or not (callable(isatty) and isatty()) or snap.over or os.environ.get("TERM") == "dumb":
             return
         self.out.write(f"\r\x1b[K  {line}")
         self.out.flush()
