@@ -30,6 +30,7 @@ from server import memo
 from server.bot_host import BotHost, HostSettings
 from server.bot_seats import BotSeats
 from server.cache import STATE_CACHE_GAMES, STATE_CACHE_MIB, StateCache
+from server.clocks import TimeoutFirer
 from server.durability import MODES, DurabilityError, check_durability
 from server.grpc_api import SERVICE_NAME, create_server, set_serving, shutdown, watch_storage
 from server.http_server import HttpServer, create_http_app
@@ -229,6 +230,13 @@ def _parser() -> argparse.ArgumentParser:
              f"{STORAGE_TIMEOUT_S:g}; less when the caller's deadline is sooner)",
     )
     serve.add_argument(
+        "--timeout-poll",
+        type=_timeout,
+        default=0.1,
+        help="seconds between two looks at the index of due deadlines (time controls; default: 0.1, plus up to "
+             "25%% jitter)",
+    )
+    serve.add_argument(
         "--state-cache-games",
         type=_positive,
         default=STATE_CACHE_GAMES,
@@ -426,6 +434,8 @@ async def serve(args: argparse.Namespace) -> None:
             await http.start()
         _tune_gc()
         monitor = asyncio.create_task(watch_storage(referee, health))
+        firer = TimeoutFirer(referee, poll_s=args.timeout_poll)
+        firing = asyncio.create_task(firer.run())
         host_task = None
         if host is not None:
             referee.on_bot_seats = host.wake
@@ -447,6 +457,8 @@ async def serve(args: argparse.Namespace) -> None:
         if host is not None and host_task is not None:  # first: its seats' leases are given up for other hosts
             await host.close()
             await host_task
+        await firer.close()
+        await firing
         monitor.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await monitor

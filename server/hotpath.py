@@ -171,6 +171,40 @@ class HotPath:
             return reply
         raise AssertionError("unreachable")
 
+    async def call_pair(
+        self,
+        timeout_s: float,
+        first: tuple[str | bytes | int, ...],
+        second: tuple[str | bytes | int, ...],
+        wait_s: float | None = None,
+    ) -> Any:
+        """Write two commands back to back on one connection (Redis runs them in that order) and return the
+        second's reply; the first's error reply is raised (the second may then have run too: use it for a
+        first command that cannot fail but for a lost Redis). Failures as in ``call``; a lost connection sends
+        both once more."""
+        commands = (resp(first), resp(second))
+        for attempt in (1, 2):
+            conn = self._conn
+            if conn is None or conn.closed:
+                try:
+                    conn = await self._connect(timeout_s, wait_s)
+                except (rexc.ConnectionError, OSError) as exc:
+                    if attempt == 1:
+                        raise NotSent(str(exc)) from exc
+                    raise
+            replies = [conn.send(command, timeout_s, wait_s) for command in commands]
+            try:
+                done = await asyncio.gather(*replies)
+            except _Lost as exc:
+                if attempt == 2:
+                    raise rexc.ConnectionError(str(exc)) from exc
+                continue
+            for reply in done:
+                if isinstance(reply, rexc.ResponseError):
+                    raise _reply_error(reply)
+            return done[1]
+        raise AssertionError("unreachable")
+
     async def _connect(self, timeout_s: float, wait_s: float | None = None) -> _Connection:
         if self._connecting is None:  # one connection attempt at a time, shared by the callers that need it
             self._connecting = asyncio.ensure_future(self._open(min(timeout_s, self._connect_timeout_s)))

@@ -29,6 +29,7 @@ class GameSpec:
     allow_spectators: bool = False
     presets: tuple[engine.Deal, ...] = field(default=())
     seed: bytes | None = None
+    time_control: Any = None  # server.clocks.TimeControl, None: no time control
 
 
 @dataclass(frozen=True, slots=True)

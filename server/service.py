@@ -27,7 +27,9 @@ from typing import Any
 import orjson
 
 import engine
+from engine import timeouts
 from engine.fairness import seed_commitment
+from server import clocks
 from server.bot_seats import HOUSE_BOTS, BotSeat, BotSeats
 from server.cache import (
     ENTRY_BYTES,
@@ -42,6 +44,7 @@ from server.cache import (
     public_seats,
     seats_at,
 )
+from server.clocks import parse_clock, view_fields
 from server.errors import (
     BadRequest,
     GameNotFound,
@@ -118,6 +121,7 @@ class Tallies:
     replays: int = 0  # moves answered from their idempotency record
     games_created: int = 0
     games_finished: int = 0
+    timeouts: int = 0  # timeouts fired (forfeits and automatic moves)
 
 
 def check_game_id(game_id: str) -> None:
@@ -173,6 +177,8 @@ class Referee:
         self.bot_seats = bot_seats or BotSeats(store.client, op_timeout_s=store.op_timeout_s)
         #: Called after a game with house-bot seats is created (this process's bot host looks at once).
         self.on_bot_seats: Callable[[], None] | None = None
+        #: Called for each timeout this process fires: its policy and how late it fired (seconds, Redis's clock).
+        self.on_timeout: Callable[[str, float], None] | None = None
 
     # ---------------------------------------------------------------------------------------- authorization
 
@@ -227,6 +233,8 @@ class Referee:
     ) -> dict[str, Any]:
         view = engine.view(state, viewer)
         view.update(game_id=game.game_id, version=version, role=role, seats=seats or public_seats(game.meta))
+        if game.clock:
+            view.update(view_fields(game.clock))
         if role == "seat" and state.to_act == viewer and state.phase != "match_over":
             view["legal_moves"] = [_move_dict(m) for m in engine.legal_moves(state)]
         return view
@@ -245,6 +253,8 @@ class Referee:
             "organizer_deals": meta["organizer_deals"],
             "seed_commitment": seed_commitment(game.game_id, state.seed, state.presets),
         }
+        if game.clock:
+            settings["time_control"] = parse_clock(game.clock).control.to_dict()
         if reveal and state.phase == "match_over":
             settings["seed"] = state.seed.hex()
             settings["preset_deals"] = [p.to_dict() for p in state.presets]
@@ -299,6 +309,9 @@ class Referee:
             "spectators": spec.allow_spectators,
             "organizer_deals": bool(spec.presets or spec.seed is not None),
         }
+        control = spec.time_control.checked() if spec.time_control is not None else None
+        if control is not None and any(seat.open for seat in seats):
+            raise BadRequest("INVALID_TIME_CONTROL", "a game with open seats cannot have a time control (yet)")
         stored_state, stored_config = progress_json(state), config_json(state)
         stored_meta = json.dumps(meta, separators=(",", ":"))
         fields: dict[str, str | bytes] = {
@@ -307,6 +320,13 @@ class Referee:
             "version": "0",
             "meta": stored_meta,
         }
+        clock_seat, bound = -1, 0
+        if control is not None:
+            fields["clock"] = control.stored(len(seats))
+            clock_seat = state.to_act
+            if self.store.clock_unknown():
+                await self.store.ping()
+            bound = self.store.redis_now_ms(lower=True) + parse_clock(fields["clock"]).budget(clock_seat)
         # Kept a short time unless a move comes (the organizer's games: the idle time), and counted in the cap on
         # unfinished games (the organizer's too, but they are never refused).
         ttl_s = self.store.idle_ttl_s if organizer else self.store.unplayed_ttl_s
@@ -319,7 +339,7 @@ class Referee:
             await self.bot_seats.register(bots)
             # the first deal's events are version 0 of the log: a replay is the whole game as events
             deal = encode_entry(0, -1, b"null", [orjson.dumps(e.to_dict()) for e in dealt])
-            stored = await self.store.create(game_id, fields, deal, ttl_s=ttl_s)
+            stored = await self.store.create(game_id, fields, deal, ttl_s=ttl_s, clock_seat=clock_seat, bound=bound)
         except BaseException:
             if self.open_games is not None:
                 await release_quietly(self.open_games, game_id)
@@ -335,7 +355,8 @@ class Referee:
             self.on_bot_seats()
         for bot in bots:
             del tokens[bot.seat]
-        created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), stored_config)
+        created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), stored_config,
+                             clock=str(fields.get("clock", "")).encode())  # fmt: skip
         return {
             "game_id": game_id,
             "tokens": tokens,
@@ -466,14 +487,34 @@ class Referee:
         seat: int,
         move: engine.Move,
         idem: bytes,
+        *,
+        op: str = "m",
+        prefix: tuple[engine.Event, ...] = (),
+        chain: bool = False,
     ) -> dict[str, Any] | int:
         """Apply ``move`` to ``state`` (the game at ``game.version``) and commit it: the response, or None when the
         game is no longer at that version or a seat was joined meanwhile (nothing was written): then the game's
-        version."""
+        version. With a time control: ``op`` is the clock's step (commit_move.lua: "m" a seat's move, refused
+        with OUT_OF_TIME past its deadline; "a", "c", "f" a timeout's, NotDue before it), ``prefix`` events come
+        before the move's (a timeout's), ``chain``: the seat's next decision is due at once."""
         new_state, events = engine.apply(state, seat, move)
+        if prefix:
+            events = prefix + events
         version = game.version + 1
         new_json = progress_json(new_state)
         payloads = [orjson.dumps(e.to_dict()) for e in events]
+        clock_step = ""
+        index = None
+        if game.clock:
+            if type(move) is engine.Resign:
+                op = "r"
+            next_seat = new_state.to_act if new_state.phase != "match_over" else -1
+            clock_step = clocks.step(op, next_seat, chain)
+            if next_seat >= 0:
+                before = parse_clock(game.clock)
+                now = self.store.redis_now_ms(lower=True)
+                bound = now - 1 if chain else before.lower_bound(next_seat, now)
+                index = (clocks.shard_of(game.game_id), bound, version)
         result = await self.store.commit(
             game.game_id,
             base_version=game.version,
@@ -483,21 +524,32 @@ class Referee:
             idem=idem,
             joins=game.joins,
             match_over=new_state.phase == "match_over",
+            clock_step=clock_step,
+            index=index,
         )
         if result.outcome == "ok":
-            self._states.put(StoredGame(game.game_id, new_json, version, game.meta, game.config, game.joins), new_state)
+            new_clock = clocks.clock_after(game.clock, result.tail) if game.clock and result.tail else game.clock
+            stored = StoredGame(game.game_id, new_json, version, game.meta, game.config, game.joins, new_clock)
+            self._states.put(stored, new_state)
             if new_state.phase == "match_over":
                 self.tallies.games_finished += 1
                 log.info("match over at version %d", version, extra={"game_id": game.game_id})
                 if self.open_games is not None:
                     self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
+            answer = [{**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)]
+            if result.tail:
+                for i, e in enumerate(clocks.tail_events(result.tail), len(answer) + 1):
+                    answer.append({**engine.event_for(engine.Event.from_dict(e), seat), "version": version,
+                                   "index": i})  # fmt: skip
             return {
                 "version": version,
-                "events": [
-                    {**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)
-                ],
-                "view": self._view(game, new_state, version, seat, "seat"),
+                "events": answer,
+                "view": self._view(stored, new_state, version, seat, "seat"),
             }
+        if result.outcome == "out_of_time":
+            raise NotAllowedNow("OUT_OF_TIME", f"the seat's decision was due at {result.version} ms (Redis's clock)")
+        if result.outcome == "not_due":
+            raise clocks.NotDue(result.version)
         if result.outcome == "dup":
             self.tallies.replays += 1
             try:
@@ -512,6 +564,68 @@ class Referee:
         if result.outcome == "missing":
             raise GameNotFound("GAME_NOT_FOUND", f"no game {game.game_id}")
         return result.version
+
+    async def fire_timeout(self, game: StoredGame, clock: clocks.Clock) -> bool | None:
+        """Commit the timeout of ``game``'s running decision (``clock``, as loaded with ``game``), as a move at the
+        game's version: None when committed, True when the game moved on meanwhile (look again), False when it
+        is not due after all (Redis's clock says so). The move is the engine's (engine.timeouts)."""
+        if not is_current_config(game.config):
+            return False
+        state = self._states.get(game)
+        seat = clock.seat
+        if state.phase == "match_over" or seat != state.to_act:
+            return True
+        control = clock.control
+        second_step = clock.deadline < clock.started  # an automatic move's discard, due at once
+        drawn = -1
+        prefix: tuple[engine.Event, ...] = ()
+        if state.phase in ("discard", "play"):
+            drawn = await self._drawn_by(game, seat)
+        if second_step:
+            move = timeouts.auto_move(state, drawn)
+            op = "c"
+        else:
+            autos = clock.autos[seat]
+            move = timeouts.timeout_move(state, control.policy, autos, control.max_auto_moves, drawn)
+            forfeit = type(move) is engine.LoseOnTime
+            op = "f" if forfeit else "a"
+            prefix = (
+                engine.Event("timed_out", seat, {"seat": seat, "policy": control.policy, "deadline_ms": clock.deadline,
+                                                 "forfeit": forfeit}),
+            )  # fmt: skip
+            if not forfeit:
+                prefix += (
+                    engine.Event("auto_moved", seat, {"seat": seat, "move": engine.move_to_dict(move),
+                                                      "auto_moves": autos + 1}),
+                )  # fmt: skip
+        after, _ = engine.apply(state, seat, move)
+        chain = op == "a" and timeouts.continues(state, after, move)
+        try:
+            response = await self._commit_move(game, state, seat, move, b"", op=op, prefix=prefix, chain=chain)
+        except clocks.NotDue:
+            return False
+        if not isinstance(response, dict):
+            return True
+        if op != "c":
+            self.tallies.timeouts += 1
+            lateness = clocks.fired_lateness(response["events"], clock.deadline)
+            if self.on_timeout is not None and lateness is not None:
+                self.on_timeout(control.policy, lateness)
+        if chain:  # the discard, at once (another referee does it if this one dies now)
+            latest = self._states.latest(game.game_id)
+            if latest is not None and latest[0].clock:
+                return await self.fire_timeout(latest[0], parse_clock(latest[0].clock))
+        return None
+
+    async def _drawn_by(self, game: StoredGame, seat: int) -> int:
+        """The card ``seat`` drew from the stock by the move of the game's version, -1 when that was no such draw."""
+        entries = await self.store.log_entries(game.game_id, game.version, game.version)
+        if not entries or entries[-1].seat != seat or (entries[-1].move or {}).get("kind") != "draw_stock":
+            return -1
+        for e in entries[-1].events:
+            if e["kind"] == "drew" and e.get("secret"):
+                return engine.parse_card(e["secret"]["card"])
+        return -1
 
     async def _answer_of(self, game: StoredGame, seat: int, version: int, move: engine.Move) -> dict[str, Any]:
         """The answer that the move committed as ``version`` got, rebuilt from the log (byte for byte the same

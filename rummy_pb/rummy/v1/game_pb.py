@@ -1367,7 +1367,7 @@ class TimeControl(Message[_TimeControlFields]):
                 int64 initial_ms = 1;
                 ```
             increment_ms:
-                Added to the seat's clock after each of its decisions (not after a timeout's automatic move).
+                Added to the seat's clock after each of its decisions (an automatic move's too).
 
                 ```proto
                 int64 increment_ms = 2;

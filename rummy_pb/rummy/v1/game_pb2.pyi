@@ -1236,7 +1236,7 @@ class TimeControl(_message.Message):
         initial_ms: _builtins.int
         """Each seat's time at the start of the match."""
         increment_ms: _builtins.int
-        """Added to the seat's clock after each of its decisions (not after a timeout's automatic move)."""
+        """Added to the seat's clock after each of its decisions (an automatic move's too)."""
         def __init__(
             self,
             *,

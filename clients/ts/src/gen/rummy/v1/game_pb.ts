@@ -1163,7 +1163,7 @@ export type TimeControl_Clock = Message<"rummy.v1.TimeControl.Clock"> & {
   initialMs: bigint;
 
   /**
-   * Added to the seat's clock after each of its decisions (not after a timeout's automatic move).
+   * Added to the seat's clock after each of its decisions (an automatic move's too).
    *
    * @generated from field: int64 increment_ms = 2;
    */
