@@ -340,24 +340,27 @@ def test_rummy_against_two_bots_on_a_running_referee_without_colour(
     terminal: list[Terminal], referee: ServerThread
 ) -> None:
     """``--referee`` (the suite's referee over its Redis), three seats, NO_COLOR and letters: no escape codes,
-    the table shows every seat; end of input leaves cleanly."""
+    the table shows every seat; a clock the referee keeps (--clock): every seat's time left on the table, the
+    human's in the prompt; end of input leaves cleanly."""
     t = _rummy_play(terminal, "--referee", referee.address, "--profile", "rummy", "--bots", "random,rummy",
-                    "--ascii", env={"NO_COLOR": "1"})  # fmt: skip
+                    "--ascii", "--clock", "300+5", env={"NO_COLOR": "1"})  # fmt: skip
     t.expect(r"Rummy \(rummy\): you are playing against Random bot, Rummy bot\.", timeout=30)
+    clocks = t.expect(r"Clocks:   You (\d:\d\d) \(your move\) · Random bot (\d:\d\d) · Rummy bot (\d:\d\d)\n")
+    assert all("4:50" <= c <= "5:10" for c in clocks.groups())  # 5 minutes, less a little, plus 5 s a move
     t.expect(r"Random bot: \d+ cards.*\nRummy bot: \d+ cards")
     t.expect(r"Your hand \(7\):  ([2-9AJQK]|10)[SHDC]")
-    t.expect(r"\n> ")
+    t.expect(r"\n\[[45]:\d\d left\] > ")
     assert "\x1b[31m" not in t.raw and not re.search("[♠♥♦♣]", t.text)
     t.send("help")
     help_text = t.expect(r"(?s)Rummy: melds are sets.*?  quit ").group(0)
     assert "layoff 7s #2" in help_text and "discard 7h" in help_text
     assert "knock" not in help_text and "declare" not in help_text and "big_gin" not in help_text
-    t.expect(r"\n> ")
+    t.expect(r"\n\[[45]:\d\d left\] > ")
     t.send("1")  # draw stock
     t.expect(r"You drew .* from the stock\.")
     t.expect(r"Your hand \(8\):  .*\n  melds: .*   unmatched: ")
     t.expect(r"Your turn: meld and lay off as you like, then discard")
-    t.expect(r"\n> ")
+    t.expect(r"\n\[[45]:\d\d left\] > ")
     os.write(t.fd, b"\x04")  # Ctrl-D: end of input
     assert t.wait() == 0
 

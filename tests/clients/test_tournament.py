@@ -332,9 +332,11 @@ def test_interrupted_tournament_resumes_to_the_same_results(
         assert (broken / name).read_bytes() == (straight / name).read_bytes()
 
 
-def test_bots_that_crash_hang_or_cheat_forfeit_and_the_tournament_finishes(
+def test_bots_that_crash_or_cheat_forfeit_one_that_hangs_loses_on_time_and_the_tournament_finishes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], referee: ServerThread
 ) -> None:
+    """The referee keeps the time (--move-timeout 1: its limit per move): the program that hangs loses each of its
+    games on time (recorded as a time loss, not a forfeit), the ones that crash or cheat forfeit."""
     script = tmp_path / "bad_bot.py"
     script.write_text(BAD_BOT)
     bad = {"crash": "2", "hang": "1", "illegal": "1"}
@@ -344,29 +346,44 @@ def test_bots_that_crash_hang_or_cheat_forfeit_and_the_tournament_finishes(
     code = main([*entrants, "--deals", "1", "--seed", "faults", "--move-timeout", "1", "--parallel", "4",
                  "--referee", referee.address, "--organizer-token", ORGANIZER, "--out", str(out), "--no-progress"])
     assert code == 0, capsys.readouterr().err
+    table = capsys.readouterr().out
     assert time.monotonic() - started < 40
     report = _report(out)
     assert report["complete"] and report["games_played"] == 20
-    reasons = {"crash": "exit status 3", "hang": "took more than 1.0s", "illegal": "refused"}
+    assert report["tournament"]["time_control"] == "1"
+    reasons = {"crash": "exit status 3", "illegal": "refused"}
     for game in report["games"]:
         seats = game["seats"]
         culprits = [s for s in seats if s in bad]
-        if len(culprits) == 1:  # against a well-behaved bot the misbehaving one always forfeits
+        if len(culprits) == 1 and culprits[0] == "hang":  # against a well-behaved bot: lost on time
+            hang = seats.index("hang")
+            assert game["forfeits"] == [] and game["winners"] == [1 - hang], game
+            assert game["ends"][hang] == "lost_on_time" and game["ends"][1 - hang] == "finished", game
+            record = load_record(out / game["record"])  # saved as the referee ended it
+            assert record["result"]["over"] and record["meta"]["ends"] == game["ends"]
+        elif len(culprits) == 1:  # against a well-behaved bot the misbehaving one always forfeits
             assert [seats[i] for i in game["forfeits"]] == culprits and game["winners"] == []
             assert reasons[culprits[0]] in game["reasons"][0], game
+            assert game["ends"][seats.index(culprits[0])] == "forfeit"
             record = load_record(out / game["record"])  # a forfeited game is saved too, as far as it went
             assert not record["result"]["over"] and record["meta"]["forfeits"] == game["forfeits"]
         elif len(culprits) == 2:  # two of them: whichever misbehaves first
-            assert len(game["forfeits"]) == 1
+            assert len(game["forfeits"]) + game["ends"].count("lost_on_time") == 1, game
         else:
-            assert game["forfeits"] == []
+            assert game["forfeits"] == [] and game["ends"] == ["finished", "finished"]
     standings = {s["entrant"]: s for s in report["standings"]}
     for mode in bad:
-        assert standings[mode]["forfeits"] >= 4
         assert standings[mode]["elo"] < min(standings["gin"]["elo"], standings["random"]["elo"])
+    assert standings["crash"]["forfeits"] >= 4 and standings["illegal"]["forfeits"] >= 4
+    assert standings["hang"]["forfeits"] == 0 and standings["hang"]["time_losses"] >= 4
     assert standings["gin"]["forfeits"] == standings["random"]["forfeits"] == 0
+    assert standings["gin"]["time_losses"] == standings["random"]["time_losses"] == 0
     assert standings["gin"]["won"] >= 6  # every game against a misbehaving bot
     assert standings["gin"]["pairs_won"] >= 6
+    row = next(line for line in table.splitlines() if line.split()[1:2] == ["hang"])
+    assert row.split()[10:13] == [str(standings["hang"]["forfeits"]), str(standings["hang"]["time_losses"]), "0"]
+    with open(out / "games.csv", newline="") as f:
+        assert any(row["ends"].split().count("lost_on_time") == 1 for row in csv.DictReader(f))
 
 
 def test_rummy_tournament_seats_every_entrant_in_every_seat(
