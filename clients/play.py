@@ -61,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
                            "a clock per seat (300+5), or bank:ALLOWANCE+BANK (bank:5+60); default none")
     play.add_argument("--on-timeout", choices=TIMEOUT_POLICIES, default="auto_move",
                       help="with --clock, what the referee does for a seat out of time: auto_move (default: it "
-                           "plays a fixed move for it; after 3 in a row the seat loses) or forfeit_match")
+                           "plays a fixed move for it; after 3 in a row its next timeout loses the match) or "
+                           "forfeit_match")
     play.add_argument("--seed", help="any text: the same text deals the same cards (local referee only)")
     play.add_argument("--name", default=os.environ.get("USER") or "Player", help="your display name")
     play.add_argument("--no-color", action="store_true", help="no ANSI colours (also: NO_COLOR=1)")

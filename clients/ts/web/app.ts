@@ -173,7 +173,7 @@ function render(): void {
       c.className = `clock${clock.running ? " running" : ""}`;
       c.dataset.remainingMs = String(clock.remainingMs);
       c.dataset.running = String(clock.running);
-      c.innerHTML = `\u23f1 <span class="time"></span>${clock.autoMoves ? ` <span class="autos">\u00b7 ${clock.autoMoves} played by the referee</span>` : ""}`;
+      c.innerHTML = `clock <span class="time"></span>${clock.autoMoves ? ` <span class="autos">\u00b7 ${clock.autoMoves} played by the referee</span>` : ""}`;
       el.append(c);
     }
     if (s.knownCards.length && s.seat !== v.viewerSeat) {
@@ -483,7 +483,12 @@ async function follow(): Promise<void> {
         render();
       } else if (u.update.case === "event") {
         const ev = u.update.value;
-        log(`${ev.version}.${ev.index} ${ev.seat === undefined ? "" : seatName(ev.seat) + ": "}${ev.kind}`);
+        const words = ev.kind === "timed_out" ? (ev.data?.forfeit ? "out of time: the match is lost on time"
+          : "out of time: the referee moves instead") : ev.kind === "auto_moved" ? "the referee moved for this seat"
+          : ev.kind;
+        if (ev.kind !== "clock_started" && ev.kind !== "clock_stopped") { // the seats' clocks show those
+          log(`${ev.version}.${ev.index} ${ev.seat === undefined ? "" : seatName(ev.seat) + ": "}${words}`);
+        }
         if (!view || ev.version > view.version) await refresh().catch(() => undefined); // the next event retries
       }
     }
@@ -509,6 +514,7 @@ async function open(game: string, token: string): Promise<void> {
   }
   $("lobby").hidden = true;
   $("table").hidden = false;
+  showRefusal(undefined); // a refusal from the lobby is not this game's
   void follow();
 }
 
@@ -543,7 +549,7 @@ $("new-game").onsubmit = async (e) => {
     // "one hand": a match of a single hand (Gin: the first hand's points reach a target of 1; Rummy: one hand)
     const match = f.get("length") === "hand" ? (profile === "gin" ? { targetScore: 1 } : { maxHands: 1 }) : undefined;
     // the time control: "move:SECONDS" per move, "clock:INITIAL+INCREMENT" a clock per seat; a seat out of time
-    // gets the referee's automatic move (three in a row lose the match)
+    // gets the referee's automatic move (after three in a row, its next timeout loses the match)
     const [kind, spec = ""] = String(f.get("clock") || "none").split(":");
     const [a = 0n, b = 0n] = spec.split("+").map((x) => BigInt(Math.round(Number(x) * 1000)));
     const timeControl: MessageInitShape<typeof TimeControlSchema> | undefined =
