@@ -12,8 +12,8 @@ from typing import Any
 
 import engine
 from clients.bots import make_bot
-from clients.runner import SeatResult, play_seat
-from clients.sdk import AsyncRefereeClient, Clock, PerMove, RefereeClient, TimeoutPolicy
+from clients.runner import SeatResult, play_seat, play_seat_async
+from clients.sdk import AsyncRefereeClient, Clock, CreatedGame, PerMove, RefereeClient, TimeoutPolicy
 from clients.view import View
 from tests.clients.clientkit import ServerThread
 
@@ -110,41 +110,73 @@ class _Sleepy:
         self.kinds.append(str(event["kind"]))
 
 
-def _play_both(referee: ServerThread, game_id: str, tokens: Mapping[int, str], sleepy: _Sleepy,
+def _first(client: RefereeClient, game: CreatedGame) -> int:
+    """The seat to act first (the bot that sleeps takes it: with a short limit, the well-behaved bot then never
+    has to beat it on a loaded machine)."""
+    seat = client.get_game(game.game_id, token=game.tokens[0]).snapshot.to_act
+    assert seat is not None
+    return seat
+
+
+def _play_both(referee: ServerThread, game: CreatedGame, sleepy: _Sleepy, seat: int,
                **kwargs: Any) -> tuple[SeatResult, SeatResult]:  # fmt: skip
+    """Seat ``seat`` played by ``sleepy``, the other by a random bot: (sleepy's result, the other's)."""
     results: dict[int, SeatResult] = {}
     fine = make_bot("random", 2)
-    thread = threading.Thread(target=lambda: results.__setitem__(1, play_seat(
-        referee.address, game_id, tokens[1], fine, idle_check=1.0)), daemon=True)  # fmt: skip
+    thread = threading.Thread(target=lambda: results.__setitem__(1 - seat, play_seat(
+        referee.address, game.game_id, game.tokens[1 - seat], fine, idle_check=1.0)), daemon=True)  # fmt: skip
     thread.start()
-    results[0] = play_seat(referee.address, game_id, tokens[0], sleepy, idle_check=1.0, **kwargs)
+    results[seat] = play_seat(referee.address, game.game_id, game.tokens[seat], sleepy, idle_check=1.0, **kwargs)
     thread.join(20)
     assert not thread.is_alive()
-    return results[0], results[1]
+    return results[seat], results[1 - seat]
 
 
 def test_a_bot_that_sleeps_past_a_short_limit_loses_the_match_on_time(
     client: RefereeClient, referee: ServerThread
 ) -> None:
     game = client.create_game("gin", ["Sleepy", "Fine"], time_control=PerMove(0.3))
-    sleepy = _Sleepy(after=2, seconds=2.0)
+    seat = _first(client, game)
+    sleepy = _Sleepy(after=0, seconds=2.0)
     started = time.monotonic()
-    late, fine = _play_both(referee, game.game_id, game.tokens, sleepy, move_timeout=0.1)  # not applied: timed
+    late, fine = _play_both(referee, game, sleepy, seat, move_timeout=0.1)  # the runner's own limit: not applied
     assert time.monotonic() - started < 15
-    assert late.finished and not late.forfeit and late.late == 1 and late.seat_end == "lost_on_time"
+    assert late.finished and not late.forfeit and late.seat_end == "lost_on_time" and late.rejected == 0
+    assert late.late == sleepy.asked <= 1  # left behind once the referee timed it out (unless it came too late)
     assert fine.finished and fine.seat_end == "finished"
     result = late.match_result
-    assert result is not None and result["ended"] == "time" and result["winners"] == [1]
+    assert result is not None and result["ended"] == "time" and result["winners"] == [1 - seat]
     assert all(left is not None and 0 <= left <= 0.3 for left in sleepy.left)  # the bot saw its time
-    assert "timed_out" in sleepy.kinds and "clock_started" in sleepy.kinds and sleepy.kinds[-1] == "match_ended"
+    assert "timed_out" in sleepy.kinds and sleepy.kinds[-1] == "match_ended"
 
 
 def test_under_auto_move_the_referee_plays_for_a_sleeping_bot_until_it_forfeits(
     client: RefereeClient, referee: ServerThread
 ) -> None:
-    game = client.create_game("gin", ["Sleepy", "Fine"], time_control=PerMove(0.3),
+    game = client.create_game("gin", ["Sleepy", "Fine"], time_control=PerMove(1.0),
                               timeout_policy=TimeoutPolicy("auto_move", 1))  # fmt: skip
+    seat = _first(client, game)
+    sleepy = _Sleepy(after=0, seconds=2.5)
+    late, fine = _play_both(referee, game, sleepy, seat)
+    assert late.seat_end == "lost_on_time" and fine.seat_end == "finished" and late.rejected == 0
+    assert "auto_moved" in sleepy.kinds and 1 <= late.late <= 2 and "timed_out" in sleepy.kinds
+
+
+def test_the_asyncio_runner_leaves_a_sleeping_bot_behind_once_the_referee_timed_it_out(
+    client: RefereeClient, referee: ServerThread
+) -> None:
+    game = client.create_game("rummy", ["Sleepy", "Fine"], time_control=Clock(0.3, 0.1))
+    seat = _first(client, game)
     sleepy = _Sleepy(after=0, seconds=2.0)
-    late, fine = _play_both(referee, game.game_id, game.tokens, sleepy)
-    assert late.seat_end == "lost_on_time" and fine.seat_end == "finished" and late.late >= 1
-    assert "auto_moved" in sleepy.kinds and late.rejected == 0  # its late moves were not counted as refusals
+
+    async def body() -> list[SeatResult]:
+        async with AsyncRefereeClient(referee.address) as aio:
+            return await asyncio.gather(
+                play_seat_async(aio, game.game_id, game.tokens[seat], sleepy, idle_check=1.0),
+                play_seat_async(aio, game.game_id, game.tokens[1 - seat], make_bot("random", 3), idle_check=1.0),
+            )
+
+    late, fine = asyncio.run(body())
+    assert late.seat_end == "lost_on_time" and late.late == sleepy.asked <= 1 and not late.forfeit
+    assert fine.seat_end == "finished" and fine.match_result is not None
+    assert fine.match_result["winners"] == [1 - seat]

@@ -335,22 +335,24 @@ def test_interrupted_tournament_resumes_to_the_same_results(
 def test_bots_that_crash_or_cheat_forfeit_one_that_hangs_loses_on_time_and_the_tournament_finishes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], referee: ServerThread
 ) -> None:
-    """The referee keeps the time (--move-timeout 1: its limit per move): the program that hangs loses each of its
-    games on time (recorded as a time loss, not a forfeit), the ones that crash or cheat forfeit."""
+    """The referee keeps the time (--move-timeout 2: its limit per move, a program's first answer included): the
+    program that hangs loses each of its games on time (recorded as a time loss, not a forfeit), the ones that crash
+    or cheat forfeit."""
     script = tmp_path / "bad_bot.py"
     script.write_text(BAD_BOT)
     bad = {"crash": "2", "hang": "1", "illegal": "1"}
     entrants = ["gin", "random", *(_program(mode, str(script), mode, after) for mode, after in bad.items())]
     out = tmp_path / "out"
     started = time.monotonic()
-    code = main([*entrants, "--deals", "1", "--seed", "faults", "--move-timeout", "1", "--parallel", "4",
+    code = main([*entrants, "--deals", "1", "--seed", "faults", "--move-timeout", "2", "--parallel", "4",
                  "--referee", referee.address, "--organizer-token", ORGANIZER, "--out", str(out), "--no-progress"])
-    assert code == 0, capsys.readouterr().err
-    table = capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    table = captured.out
     assert time.monotonic() - started < 40
     report = _report(out)
     assert report["complete"] and report["games_played"] == 20
-    assert report["tournament"]["time_control"] == "1"
+    assert report["tournament"]["time_control"] == "2"
     reasons = {"crash": "exit status 3", "illegal": "refused"}
     for game in report["games"]:
         seats = game["seats"]
