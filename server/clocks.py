@@ -13,11 +13,13 @@ The index (``referee:deadlines:{N}``, N = crc32(game id) mod 16: sixteen sorted 
 they spread over a Cluster's nodes) is a hint that is never later than the truth: before any write that may start
 a decision, the writer adds the game with ``ZADD LT`` at a lower bound of the new deadline (``lower_bound``) and
 raises the game's mark in ``referee:deadlines:{N}:v`` to the version it is about to commit; only then the commit.
-A crash between the two leaves an early entry, never a missing one. The firer of every ``serve`` process polls the
-shards; an entry due by then is checked against the game hash: due, it fires (the engine says which move,
-engine.timeouts); not due, the entry is raised to the true deadline; no clock running, it is dropped. Raising and
-dropping are compare-and-set (``_SETTLE``): refused when the entry's score changed or when the mark says a commit
-newer than the version read may be on its way, so the index never ends up later than a deadline.
+A crash between the two leaves an early entry, never a missing one. While a decision runs, its game has an entry
+no later than its deadline; so a commit whose next deadline cannot be earlier than the running one (a limit per
+move, passed from seat to seat: the usual case) writes nothing to the index. The firer of every ``serve``
+process polls the shards; an entry due by then is checked against the game hash: due, it fires (the engine says
+which move, engine.timeouts); not due, the entry is raised to the true deadline; no clock running, it is dropped.
+Raising and dropping are compare-and-set (``_SETTLE``): refused when the entry's score changed or when the mark
+says a commit newer than the version read may be on its way, so the index never ends up later than a deadline.
 """
 
 from __future__ import annotations
@@ -177,12 +179,31 @@ class Clock:
         return now + k.a + self.remaining[self.seat] - max(0, spent - k.a)
 
 
+_PARSED: dict[bytes, Clock] = {}
+_CONTROLS: dict[bytes, TimeControl] = {}
+_VIEWS: dict[bytes, dict[str, Any]] = {}
+_MEMO_MAX = 4096  # entries of each memo above (a clock's text is its game's for one decision: few recur long)
+
+
 def parse_clock(text: bytes | str) -> Clock:
-    """The ``clock`` field parsed."""
-    raw = text.decode() if isinstance(text, bytes) else text
-    c = [int(x) for x in raw.split(",")]
-    control = TimeControl(KIND_NAMES[c[0]], c[1], c[2], POLICY_NAMES[c[3]], c[4])
-    return Clock(control, c[5], c[6], c[7], tuple(c[8::2]), tuple(c[9::2]))
+    """The ``clock`` field parsed (remembered: a move's commit and its answer's view parse the same text)."""
+    raw = text.encode() if isinstance(text, str) else text
+    clock = _PARSED.get(raw)
+    if clock is None:
+        parts = raw.split(b",")
+        key = b",".join(parts[:5])
+        control = _CONTROLS.get(key)
+        if control is None:
+            if len(_CONTROLS) >= _MEMO_MAX:
+                _CONTROLS.clear()
+            c = [int(x) for x in parts[:5]]
+            control = _CONTROLS[key] = TimeControl(KIND_NAMES[c[0]], c[1], c[2], POLICY_NAMES[c[3]], c[4])
+        n = [int(x) for x in parts[5:]]
+        clock = Clock(control, n[0], n[1], n[2], tuple(n[3::2]), tuple(n[4::2]))
+        if len(_PARSED) >= _MEMO_MAX:
+            _PARSED.clear()
+        _PARSED[raw] = clock
+    return clock
 
 
 def clock_after(before: bytes, tail: bytes) -> bytes:
@@ -206,11 +227,17 @@ def clocks_list(remaining: tuple[int, ...], autos: tuple[int, ...], seat: int, s
 
 
 def view_fields(clock_text: bytes) -> dict[str, Any]:
-    """The clock fields of a view (``clocks``, ``deadline_ms`` while a decision is timed)."""
-    c = parse_clock(clock_text)
-    fields: dict[str, Any] = {"clocks": clocks_list(c.remaining, c.autos, c.seat, c.started, c.deadline)}
-    if c.seat >= 0:
-        fields["deadline_ms"] = c.deadline
+    """The clock fields of a view (``clocks``, ``deadline_ms`` while a decision is timed); remembered, shared:
+    never change the result."""
+    fields = _VIEWS.get(clock_text)
+    if fields is None:
+        c = parse_clock(clock_text)
+        fields = {"clocks": clocks_list(c.remaining, c.autos, c.seat, c.started, c.deadline)}
+        if c.seat >= 0:
+            fields["deadline_ms"] = c.deadline
+        if len(_VIEWS) >= _MEMO_MAX:
+            _VIEWS.clear()
+        _VIEWS[clock_text] = fields
     return fields
 
 
@@ -236,6 +263,17 @@ def tail_events(tail: bytes) -> list[dict[str, Any]]:
     return events
 
 
+def merged(events: list[Any], clock_events: list[Any]) -> list[Any]:
+    """A version's events with its clock events: last, but before a final match_ended (a watch ends with it)."""
+    if events and _kind(events[-1]) == "match_ended":
+        return [*events[:-1], *clock_events, events[-1]]
+    return [*events, *clock_events]
+
+
+def _kind(event: Any) -> str:
+    return str(event["kind"] if isinstance(event, dict) else event.kind)
+
+
 def step(op: str, next_seat: int, chain: bool = False) -> str:
     """commit_move.lua's ARGV[10]."""
     return f"{op},{next_seat},{1 if chain else 0}"
@@ -257,9 +295,12 @@ class FirerStats:
 class TimeoutFirer:
     """The background task of each ``serve`` process that fires expired deadlines (module docstring).
 
-    Every ``poll_s`` (plus up to 25% jitter, so that several referees do not poll in step) it reads the due
-    entries of all shards (one pipelined round trip on a standalone Redis), and handles each due game in a task
-    of its own (at most ``concurrency`` at once; a game already in hand is not taken twice by this process; two
+    Every ``poll_s`` (plus up to 25% jitter, so that several referees do not poll in step) it reads the entries
+    of all shards due before the next poll (one pipelined round trip on a standalone Redis), and handles each game
+    in a task that first sleeps until the entry's time
+    of its own (at most ``concurrency`` at once; the firer's own reads and writes of the index go through a
+    client of its own, its loads and commits through the store's pipelined hot path, so that it never holds the
+    pool's connections that requests wait for; a game already in hand is not taken twice by this process; two
     processes may both try: the version-checked commit lets one of them win, the other finds a conflict)."""
 
     def __init__(
@@ -278,7 +319,8 @@ class TimeoutFirer:
         self._slots = asyncio.Semaphore(concurrency)
         self._busy: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._settle = self.store.client.register_script(_SETTLE)
+        self._client = self.store.own_client()
+        self._settle = self._client.register_script(_SETTLE)
         self.on_fired = on_fired  # (policy, lateness in seconds) of each timeout fired by this process
         self.stats = FirerStats(fired={FORFEIT_MATCH: 0, AUTO_MOVE: 0})
         self._stop = asyncio.Event()
@@ -299,13 +341,16 @@ class TimeoutFirer:
         self._stop.set()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._client is not self.store.client:
+            await self._client.aclose()
 
     async def poll_once(self) -> int:
         """Read every shard's due entries once and start handling them; the number of entries found."""
         now_ms = self.store.redis_now_ms()
-        pipe = self.store.client.pipeline(transaction=False)
+        horizon = now_ms + int(self.poll_s * 1000)  # due before the next poll: taken now, each awaited to its time
+        pipe = self._client.pipeline(transaction=False)
         for shard in range(SHARDS):
-            pipe.zrangebyscore(shard_keys(shard)[0], "-inf", now_ms, start=0, num=self.batch, withscores=True)
+            pipe.zrangebyscore(shard_keys(shard)[0], "-inf", horizon, start=0, num=self.batch, withscores=True)
         async with asyncio.timeout(self.store.op_timeout_s * 2):
             replies = await pipe.execute()
         found = 0
@@ -323,12 +368,15 @@ class TimeoutFirer:
 
     async def _handle(self, shard: int, game_id: str, score: int) -> None:
         try:
+            wait_s = (score - self.store.redis_now_ms()) / 1000
+            if wait_s > 0:
+                await asyncio.sleep(wait_s)
             async with self._slots:
                 for _ in range(8):  # a conflict (the seat moved meanwhile): look again
                     if not await self._check(shard, game_id, score):
                         return
                     # the score may have moved: read it again
-                    raw = await self.store.client.zscore(shard_keys(shard)[0], game_id)
+                    raw = await self._client.zscore(shard_keys(shard)[0], game_id)
                     if raw is None:
                         return
                     score = int(raw)
@@ -365,7 +413,9 @@ class TimeoutFirer:
         outcome = await self.referee.fire_timeout(game, clock)
         if outcome is None:  # fired
             return False
-        return outcome  # True: a conflict, look again; False: not due after all (the entry is kept early)
+        if outcome is False:  # not due yet in Redis's clock (ours runs a little ahead): look again in a moment
+            await asyncio.sleep(0.005)
+        return True  # (or a conflict: the game moved on, look again)
 
 
 def fired_lateness(events: list[Mapping[str, Any]], deadline: int) -> float | None:

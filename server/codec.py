@@ -208,15 +208,13 @@ def _time_control_to_proto(d: Mapping[str, Any], settings: pb.GameSettings) -> N
 
 
 def _seat_clocks(target: Any, clocks: Iterable[Mapping[str, Any]]) -> None:
+    add = target.add
     for c in clocks:
-        sc = target.add()
-        sc.seat = c["seat"]
-        sc.remaining_ms = c["remaining_ms"]
-        sc.running = c["running"]
-        sc.auto_moves = c["auto_moves"]
         if c["running"]:
-            sc.started_ms = c["started_ms"]
-            sc.deadline_ms = c["deadline_ms"]
+            add(seat=c["seat"], remaining_ms=c["remaining_ms"], running=True, auto_moves=c["auto_moves"],
+                started_ms=c["started_ms"], deadline_ms=c["deadline_ms"])  # fmt: skip
+        else:
+            add(seat=c["seat"], remaining_ms=c["remaining_ms"], auto_moves=c["auto_moves"])
 
 
 # ----------------------------------------------------------------------------------------------- outbound
@@ -359,10 +357,14 @@ def _fill_event(event: pb.Event, d: Mapping[str, Any]) -> None:
     if d["seat"] >= 0:
         event.seat = d["seat"]
     data = {k: v for k, v in d.items() if k not in _EVENT_ENVELOPE}
-    if (clocks := data.pop("clocks", None)) is not None:
+    if (clocks := data.pop("clocks", None)) is not None:  # a clock event: its values never recur (no memo)
         _seat_clocks(event.clocks, clocks)
         if d["kind"] == "clock_started":
             event.deadline_ms = data.pop("deadline_ms")
+        fields = event.data.fields  # numbers only: set directly (Struct.update is several times slower)
+        for k, v in data.items():
+            fields[k].number_value = v
+        return
     if data:
         event.data.CopyFrom(_event_data(data))
     else:

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from server.clocks import tail_events
+from server.clocks import merged, tail_events
 
 FORMAT_V1 = b"\x01"
 _WBITS = -12  # raw deflate, 4 KiB window: the dictionary fits it, and a compressor is cheap to copy
@@ -69,7 +69,7 @@ def decode_entry(raw: bytes) -> LogEntry:
         version, seat, move, events = orjson.loads(text)
         events = list(events)
         if inflater.unused_data:
-            events += tail_events(inflater.unused_data)
+            events = merged(events, tail_events(inflater.unused_data))
     except (zlib.error, orjson.JSONDecodeError, TypeError, ValueError, IndexError) as exc:
         raise ValueError(f"a game log entry does not decode: {exc}") from exc
     return LogEntry(int(version), int(seat), move, events)

@@ -491,13 +491,16 @@ class Referee:
         op: str = "m",
         prefix: tuple[engine.Event, ...] = (),
         chain: bool = False,
+        applied: tuple[engine.GameState, tuple[engine.Event, ...]] | None = None,
+        answer: bool = True,
     ) -> dict[str, Any] | int:
         """Apply ``move`` to ``state`` (the game at ``game.version``) and commit it: the response, or None when the
         game is no longer at that version or a seat was joined meanwhile (nothing was written): then the game's
         version. With a time control: ``op`` is the clock's step (commit_move.lua: "m" a seat's move, refused
         with OUT_OF_TIME past its deadline; "a", "c", "f" a timeout's, NotDue before it), ``prefix`` events come
-        before the move's (a timeout's), ``chain``: the seat's next decision is due at once."""
-        new_state, events = engine.apply(state, seat, move)
+        before the move's (a timeout's), ``chain``: the seat's next decision is due at once. ``applied``: the
+        move already applied to ``state``; ``answer`` False: no view in the response (the firer's)."""
+        new_state, events = applied if applied is not None else engine.apply(state, seat, move)
         if prefix:
             events = prefix + events
         version = game.version + 1
@@ -514,7 +517,9 @@ class Referee:
                 before = parse_clock(game.clock)
                 now = self.store.redis_now_ms(lower=True)
                 bound = now - 1 if chain else before.lower_bound(next_seat, now)
-                index = (clocks.shard_of(game.game_id), bound, version)
+                # the index holds an entry no later than the running deadline: one no earlier than it needs none
+                if before.seat < 0 or bound < before.deadline:
+                    index = (clocks.shard_of(game.game_id), bound, version)
         result = await self.store.commit(
             game.game_id,
             base_version=game.version,
@@ -536,15 +541,14 @@ class Referee:
                 log.info("match over at version %d", version, extra={"game_id": game.game_id})
                 if self.open_games is not None:
                     self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
-            answer = [{**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)]
             if result.tail:
-                for i, e in enumerate(clocks.tail_events(result.tail), len(answer) + 1):
-                    answer.append({**engine.event_for(engine.Event.from_dict(e), seat), "version": version,
-                                   "index": i})  # fmt: skip
+                ticks = [engine.Event.from_dict(e) for e in clocks.tail_events(result.tail)]
+                events = tuple(clocks.merged(list(events), ticks))
+            told = [{**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)]
             return {
                 "version": version,
-                "events": answer,
-                "view": self._view(stored, new_state, version, seat, "seat"),
+                "events": told,
+                "view": self._view(stored, new_state, version, seat, "seat") if answer else None,
             }
         if result.outcome == "out_of_time":
             raise NotAllowedNow("OUT_OF_TIME", f"the seat's decision was due at {result.version} ms (Redis's clock)")
@@ -565,10 +569,11 @@ class Referee:
             raise GameNotFound("GAME_NOT_FOUND", f"no game {game.game_id}")
         return result.version
 
-    async def fire_timeout(self, game: StoredGame, clock: clocks.Clock) -> bool | None:
+    async def fire_timeout(self, game: StoredGame, clock: clocks.Clock, drawn: int | None = None) -> bool | None:
         """Commit the timeout of ``game``'s running decision (``clock``, as loaded with ``game``), as a move at the
         game's version: None when committed, True when the game moved on meanwhile (look again), False when it
-        is not due after all (Redis's clock says so). The move is the engine's (engine.timeouts)."""
+        is not due after all (Redis's clock says so). The move is the engine's (engine.timeouts). ``drawn``: the
+        card the seat drew by the game's last move, when the caller knows it (None: read from the log)."""
         if not is_current_config(game.config):
             return False
         state = self._states.get(game)
@@ -577,10 +582,9 @@ class Referee:
             return True
         control = clock.control
         second_step = clock.deadline < clock.started  # an automatic move's discard, due at once
-        drawn = -1
         prefix: tuple[engine.Event, ...] = ()
-        if state.phase in ("discard", "play"):
-            drawn = await self._drawn_by(game, seat)
+        if drawn is None:
+            drawn = await self._drawn_by(game, seat) if state.phase in ("discard", "play") else -1
         if second_step:
             move = timeouts.auto_move(state, drawn)
             op = "c"
@@ -598,10 +602,11 @@ class Referee:
                     engine.Event("auto_moved", seat, {"seat": seat, "move": engine.move_to_dict(move),
                                                       "auto_moves": autos + 1}),
                 )  # fmt: skip
-        after, _ = engine.apply(state, seat, move)
+        after, played = engine.apply(state, seat, move)
         chain = op == "a" and timeouts.continues(state, after, move)
         try:
-            response = await self._commit_move(game, state, seat, move, b"", op=op, prefix=prefix, chain=chain)
+            response = await self._commit_move(game, state, seat, move, b"", op=op, prefix=prefix, chain=chain,
+                                               applied=(after, played), answer=False)  # fmt: skip
         except clocks.NotDue:
             return False
         if not isinstance(response, dict):
@@ -614,15 +619,17 @@ class Referee:
         if chain:  # the discard, at once (another referee does it if this one dies now)
             latest = self._states.latest(game.game_id)
             if latest is not None and latest[0].clock:
-                return await self.fire_timeout(latest[0], parse_clock(latest[0].clock))
+                card = next((e.secret["card"] for e in played if e.kind == "drew" and e.secret), None)
+                drawn = engine.parse_card(card) if card else -1
+                return await self.fire_timeout(latest[0], parse_clock(latest[0].clock), drawn)
         return None
 
     async def _drawn_by(self, game: StoredGame, seat: int) -> int:
         """The card ``seat`` drew from the stock by the move of the game's version, -1 when that was no such draw."""
-        entries = await self.store.log_entries(game.game_id, game.version, game.version)
-        if not entries or entries[-1].seat != seat or (entries[-1].move or {}).get("kind") != "draw_stock":
+        entry = await self.store.log_entry(game.game_id, game.version)
+        if entry is None or entry.seat != seat or (entry.move or {}).get("kind") != "draw_stock":
             return -1
-        for e in entries[-1].events:
+        for e in entry.events:
             if e["kind"] == "drew" and e.get("secret"):
                 return engine.parse_card(e["secret"]["card"])
         return -1

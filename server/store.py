@@ -473,6 +473,27 @@ class GameStore:
             raw: Any = await self.client.lrange(log_key(game_id), first, min(last, MAX_LOG_INDEX))
         return [_decoded(r) for r in raw]
 
+    async def log_entry(self, game_id: str, version: int) -> LogEntry | None:
+        """The log entry of one version (on the hot path when there is one: no wait for the pool), None if none."""
+        raw: Any
+        if self._hot is not None:
+            found = await self._hot_call("LRANGE", log_key(game_id), version, version)
+            raw = found[0] if found else None
+        else:
+            async with self._op():
+                raw = await self.client.lindex(log_key(game_id), version)
+        return None if raw is None else _decoded(raw)
+
+    def own_client(self, max_connections: int = 4) -> RedisClient:
+        """A client of the same Redis with a pool of its own (a background task's, so that it never holds the
+        connections requests wait for); a Cluster client is shared (it holds a pool per node)."""
+        if not isinstance(self.client, aioredis.Redis):
+            return self.client
+        pool = self.client.connection_pool
+        own = _BoundedPool(connection_class=pool.connection_class, max_connections=max_connections,
+                           timeout=POOL_TIMEOUT_S, **pool.connection_kwargs)  # fmt: skip
+        return aioredis.Redis.from_pool(own)
+
     async def events_since(self, game_id: str, after: tuple[int, int], count: int | None = None) -> list[StoredEvent]:
         """Events after log position ``after`` = (version, index), oldest first (at most ``count``)."""
         first = max(after[0], 0)

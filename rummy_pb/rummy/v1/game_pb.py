@@ -768,7 +768,8 @@ class HandResult(Message[_HandResultFields]):
             int32 hand_number = 1;
             ```
         reason:
-            knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left, stalled or resigned.
+            knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left, stalled, resigned or time
+            (a seat lost on time).
 
             ```proto
             string reason = 2;
@@ -1238,7 +1239,7 @@ class Event(Message[_EventFields]):
             optional google.protobuf.Struct data = 5;
             ```
         clocks:
-            Clock events only (clock_started, clock_stopped, timed_out, auto_moved): every seat's clock after the
+            clock_started and clock_stopped only: every seat's clock after the
             version's commit, as in GameView.clocks.
 
             ```proto
@@ -2037,7 +2038,7 @@ class MatchEnd(Enum):
             MATCH_END_RESIGNED = 2
             ```
         TIME:
-            A seat ran out of time (reserved for time controls).
+            A seat lost on time (a time control's timeout policy forfeited it); the others won.
 
             ```proto
             MATCH_END_TIME = 3
@@ -2084,7 +2085,7 @@ class SeatEnd(Enum):
             SEAT_END_RESIGNED = 2
             ```
         LOST_ON_TIME:
-            The seat lost on time (reserved for time controls).
+            The seat lost on time (time controls: docs/rules.md section 10).
 
             ```proto
             SEAT_END_LOST_ON_TIME = 3

@@ -187,7 +187,7 @@ class _MatchEndEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchEnd.Val
     MATCH_END_RESIGNED: _MatchEnd.ValueType  # 2
     """A seat resigned (Resign); the others won."""
     MATCH_END_TIME: _MatchEnd.ValueType  # 3
-    """A seat ran out of time (reserved for time controls)."""
+    """A seat lost on time (a time control's timeout policy forfeited it); the others won."""
     MATCH_END_ORGANIZER: _MatchEnd.ValueType  # 4
     """The organizer ended it (reserved)."""
 
@@ -201,7 +201,7 @@ MATCH_END_COMPLETED: MatchEnd.ValueType  # 1
 MATCH_END_RESIGNED: MatchEnd.ValueType  # 2
 """A seat resigned (Resign); the others won."""
 MATCH_END_TIME: MatchEnd.ValueType  # 3
-"""A seat ran out of time (reserved for time controls)."""
+"""A seat lost on time (a time control's timeout policy forfeited it); the others won."""
 MATCH_END_ORGANIZER: MatchEnd.ValueType  # 4
 """The organizer ended it (reserved)."""
 Global___MatchEnd: _TypeAlias = MatchEnd  # noqa: Y015
@@ -219,7 +219,7 @@ class _SeatEndEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SeatEnd.Value
     SEAT_END_RESIGNED: _SeatEnd.ValueType  # 2
     """The seat resigned."""
     SEAT_END_LOST_ON_TIME: _SeatEnd.ValueType  # 3
-    """The seat lost on time (reserved for time controls)."""
+    """The seat lost on time (time controls: docs/rules.md section 10)."""
     SEAT_END_FORFEITED_BY_ORGANIZER: _SeatEnd.ValueType  # 4
     """The organizer forfeited the seat (reserved)."""
 
@@ -233,7 +233,7 @@ SEAT_END_FINISHED: SeatEnd.ValueType  # 1
 SEAT_END_RESIGNED: SeatEnd.ValueType  # 2
 """The seat resigned."""
 SEAT_END_LOST_ON_TIME: SeatEnd.ValueType  # 3
-"""The seat lost on time (reserved for time controls)."""
+"""The seat lost on time (time controls: docs/rules.md section 10)."""
 SEAT_END_FORFEITED_BY_ORGANIZER: SeatEnd.ValueType  # 4
 """The organizer forfeited the seat (reserved)."""
 Global___SeatEnd: _TypeAlias = SeatEnd  # noqa: Y015
@@ -819,7 +819,9 @@ class HandResult(_message.Message):
     hand_number: _builtins.int
     """Hand number within the match, from 0."""
     reason: _builtins.str
-    """knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left, stalled or resigned."""
+    """knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left, stalled, resigned or time
+    (a seat lost on time).
+    """
     winner: _builtins.int
     """The seat that scored, absent when nobody did."""
     points: _builtins.int
@@ -1159,7 +1161,7 @@ class Event(_message.Message):
 
     @_builtins.property
     def clocks(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatClock]:
-        """Clock events only (clock_started, clock_stopped, timed_out, auto_moved): every seat's clock after the
+        """clock_started and clock_stopped only: every seat's clock after the
         version's commit, as in GameView.clocks.
         """
 

@@ -655,7 +655,8 @@ export type HandResult = Message<"rummy.v1.HandResult"> & {
   handNumber: number;
 
   /**
-   * knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left, stalled or resigned.
+   * knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left, stalled, resigned or time
+   * (a seat lost on time).
    *
    * @generated from field: string reason = 2;
    */
@@ -1053,7 +1054,7 @@ export type Event = Message<"rummy.v1.Event"> & {
   data?: JsonObject | undefined;
 
   /**
-   * Clock events only (clock_started, clock_stopped, timed_out, auto_moved): every seat's clock after the
+   * clock_started and clock_stopped only: every seat's clock after the
    * version's commit, as in GameView.clocks.
    *
    * @generated from field: repeated rummy.v1.SeatClock clocks = 6;
@@ -1743,7 +1744,7 @@ export enum MatchEnd {
   RESIGNED = 2,
 
   /**
-   * A seat ran out of time (reserved for time controls).
+   * A seat lost on time (a time control's timeout policy forfeited it); the others won.
    *
    * @generated from enum value: MATCH_END_TIME = 3;
    */
@@ -1791,7 +1792,7 @@ export enum SeatEnd {
   RESIGNED = 2,
 
   /**
-   * The seat lost on time (reserved for time controls).
+   * The seat lost on time (time controls: docs/rules.md section 10).
    *
    * @generated from enum value: SEAT_END_LOST_ON_TIME = 3;
    */
