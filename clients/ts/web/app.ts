@@ -33,6 +33,7 @@ const REASON_WORDS: Record<string, string> = {
   WOULD_STRAND_TAKEN_CARD: "That would leave only the card you just took, which you cannot discard.",
   VERSION_MISMATCH: "The game moved on meanwhile: the table is shown as it is now.",
   OUT_OF_TIME: "Out of time: the referee has taken over this move.",
+  INVALID_TIME_CONTROL: "A clock needs every seat filled from the start: play against house bots, or without a clock.",
   VERSION_CONFLICT: "Another move came first: the table is shown as it is now.",
   SPECTATOR: "Spectators watch; they cannot play.",
   BAD_TOKEN: "That token is not one of this game's.",
