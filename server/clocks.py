@@ -50,6 +50,7 @@ KIND_NAMES = {v: k for k, v in KINDS.items()}
 POLICY_CODES = {FORFEIT_MATCH: 1, AUTO_MOVE: 2}
 POLICY_NAMES = {v: k for k, v in POLICY_CODES.items()}
 FAR_VERSION = 2**53  # "any version": a game that is gone can no longer be committed to
+GONE_AFTER_MS = 60_000  # an entry of a game not found is dropped once this far past (before: being created)
 
 # The index write before a commit (one slot: the shard's two keys). ZADD LT also adds a missing member.
 INDEX_SCRIPT = """
@@ -206,11 +207,21 @@ def parse_clock(text: bytes | str) -> Clock:
     return clock
 
 
+def _tail(tail: bytes) -> tuple[int, int, int, int, int, int, list[int]]:
+    """A clock tail's stopped seat, time spent, commit time, next decision's start, deadline and seat, and the
+    seats' (remaining, autos) pairs, flat."""
+    f = [int(x) for x in tail[1:].split(b",")]
+    stopped, spent, now, ahead, seat = f[:5]
+    if seat < 0:
+        return stopped, spent, now, 0, 0, seat, f[5:]
+    return stopped, spent, now, now, now + ahead, seat, f[5:]
+
+
 def clock_after(before: bytes, tail: bytes) -> bytes:
     """The ``clock`` field after a commit whose log tail is ``tail`` (commit_move.lua), from the one before."""
     head = before.split(b",", 5)[:5]
-    fields = tail[1:].split(b",")
-    return b",".join([*head, *fields[3:]])
+    _, _, _, started, deadline, seat, rest = _tail(tail)
+    return b",".join([*head, b"%d,%d,%d" % (started, deadline, seat), *(b"%d" % x for x in rest)])
 
 
 def clocks_list(remaining: tuple[int, ...], autos: tuple[int, ...], seat: int, started: int,
@@ -241,14 +252,35 @@ def view_fields(clock_text: bytes) -> dict[str, Any]:
     return fields
 
 
+def after_commit(before: bytes, tail: bytes) -> tuple[bytes, list[dict[str, Any]]]:
+    """The ``clock`` field after a commit (from the one before and the commit's tail) and the commit's clock
+    events, from one parse; the new field's view fields are remembered (``view_fields``) on the way."""
+    stopped, spent, now, started, deadline, seat, rest = _tail(tail)
+    head = before.split(b",", 5)[:5]
+    text = b",".join([*head, b"%d,%d,%d" % (started, deadline, seat), *(b"%d" % x for x in rest)])
+    remaining, autos = tuple(rest[0::2]), tuple(rest[1::2])
+    clocks = clocks_list(remaining, autos, seat, started, deadline)
+    fields: dict[str, Any] = {"clocks": clocks}
+    if seat >= 0:
+        fields["deadline_ms"] = deadline
+    if len(_VIEWS) >= _MEMO_MAX:
+        _VIEWS.clear()
+    _VIEWS[text] = fields
+    return text, _clock_events(stopped, spent, now, started, deadline, seat, remaining, clocks)
+
+
 def tail_events(tail: bytes) -> list[dict[str, Any]]:
     """The clock events of a log entry's clock tail (``engine.Event.to_dict`` form, all public): clock_stopped
     for the seat whose decision ended (with the time it spent, its time left and the commit's time), then
     clock_started for the seat to act next (its decision's start, deadline and time left)."""
-    f = [int(x) for x in tail[1:].split(b",")]
-    stopped, spent, now, started, deadline, seat = f[:6]
-    remaining, autos = tuple(f[6::2]), tuple(f[7::2])
+    stopped, spent, now, started, deadline, seat, rest = _tail(tail)
+    remaining, autos = tuple(rest[0::2]), tuple(rest[1::2])
     clocks = clocks_list(remaining, autos, seat, started, deadline)
+    return _clock_events(stopped, spent, now, started, deadline, seat, remaining, clocks)
+
+
+def _clock_events(stopped: int, spent: int, now: int, started: int, deadline: int, seat: int,
+                  remaining: tuple[int, ...], clocks: list[dict[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
     events: list[dict[str, Any]] = []
     if stopped >= 0:
         public = {"seat": stopped, "spent_ms": spent, "remaining_ms": remaining[stopped], "at_ms": now,
@@ -398,7 +430,9 @@ class TimeoutFirer:
         self.stats.checked += 1
         game = await self.store.load(game_id)
         if game is None:
-            await self._settle_entry(shard, game_id, score, FAR_VERSION, None)
+            # a game being created writes its entry first: only an entry a minute past is a game gone for good
+            if score < self.store.redis_now_ms() - GONE_AFTER_MS:
+                await self._settle_entry(shard, game_id, score, FAR_VERSION, None)
             return False
         if not game.clock:
             await self._settle_entry(shard, game_id, score, game.version, None)

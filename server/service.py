@@ -506,20 +506,19 @@ class Referee:
         version = game.version + 1
         new_json = progress_json(new_state)
         payloads = [orjson.dumps(e.to_dict()) for e in events]
-        clock_step = ""
         index = None
-        if game.clock:
-            if type(move) is engine.Resign:
-                op = "r"
-            next_seat = new_state.to_act if new_state.phase != "match_over" else -1
-            clock_step = clocks.step(op, next_seat, chain)
-            if next_seat >= 0:
-                before = parse_clock(game.clock)
-                now = self.store.redis_now_ms(lower=True)
-                bound = now - 1 if chain else before.lower_bound(next_seat, now)
-                # the index holds an entry no later than the running deadline: one no earlier than it needs none
-                if before.seat < 0 or bound < before.deadline:
-                    index = (clocks.shard_of(game.game_id), bound, version)
+        if type(move) is engine.Resign:
+            op = "r"
+        next_seat = new_state.to_act if new_state.phase != "match_over" else -1
+        # always: the script applies it to the game's clock whenever the hash has one, whatever this copy says
+        clock_step = clocks.step(op, next_seat, chain)
+        if game.clock and next_seat >= 0:
+            before = parse_clock(game.clock)
+            now = self.store.redis_now_ms(lower=True)
+            bound = now - 1 if chain else before.lower_bound(next_seat, now)
+            # the index holds an entry no later than the running deadline: one no earlier than it needs none
+            if before.seat < 0 or bound < before.deadline:
+                index = (clocks.shard_of(game.game_id), bound, version)
         result = await self.store.commit(
             game.game_id,
             base_version=game.version,
@@ -533,7 +532,9 @@ class Referee:
             index=index,
         )
         if result.outcome == "ok":
-            new_clock = clocks.clock_after(game.clock, result.tail) if game.clock and result.tail else game.clock
+            new_clock, ticks = game.clock, list[dict[str, Any]]()
+            if game.clock and result.tail:
+                new_clock, ticks = clocks.after_commit(game.clock, result.tail)
             stored = StoredGame(game.game_id, new_json, version, game.meta, game.config, game.joins, new_clock)
             self._states.put(stored, new_state)
             if new_state.phase == "match_over":
@@ -541,9 +542,8 @@ class Referee:
                 log.info("match over at version %d", version, extra={"game_id": game.game_id})
                 if self.open_games is not None:
                     self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
-            if result.tail:
-                ticks = [engine.Event.from_dict(e) for e in clocks.tail_events(result.tail)]
-                events = tuple(clocks.merged(list(events), ticks))
+            if ticks:
+                events = tuple(clocks.merged(list(events), [engine.Event.from_dict(e) for e in ticks]))
             told = [{**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)]
             return {
                 "version": version,

@@ -33,7 +33,8 @@ ARGV[10] the clock step (games with a time control; "" for none): "<op>,<next se
          now - started (clock: from its time, then the increment is added; bank: only beyond the allowance;
          nothing for "c"), its count of automatic moves in a row is reset by its own move and counted by "a"; the next
          seat's decision starts now. The log entry gets the clock after the commit appended (after its deflate
-         stream): "|<stopped seat>,<spent ms>,<now>,<started>,<deadline>,<seat>,<remaining>,<autos>,..."
+         stream): "|<stopped seat>,<spent ms>,<now>,<deadline - now>,<seat>,<remaining>,<autos>,..." (the next
+         decision starts now; with no seat to act, -1 and 0 for the deadline)
 
 Returns one of
   {"ok", new_version}        committed (or: this very commit id had already committed)
@@ -153,7 +154,11 @@ if step ~= "" and found[4] then
     c[6], c[7], c[8] = 0, 0, -1
   end
   clock = table.concat(c, ",")
-  tail = "|" .. running .. "," .. spent .. "," .. now .. "," .. table.concat(c, ",", 6)
+  local ahead = 0
+  if c[8] >= 0 then
+    ahead = c[7] - now
+  end
+  tail = "|" .. running .. "," .. spent .. "," .. now .. "," .. ahead .. "," .. table.concat(c, ",", 8)
   entry = entry .. tail
 end
 

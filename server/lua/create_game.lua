@@ -49,7 +49,7 @@ if first >= 0 then
   end
   c[6], c[7], c[8] = now, now + budget, first
   pairs_[found] = table.concat(c, ",")
-  entry = entry .. "|-1,0," .. now .. "," .. table.concat(c, ",", 6)
+  entry = entry .. "|-1,0," .. now .. "," .. budget .. "," .. table.concat(c, ",", 8)
 end
 redis.call("HSET", game, unpack(pairs_))
 redis.call("RPUSH", log, entry)

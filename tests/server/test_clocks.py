@@ -23,8 +23,9 @@ import redis
 
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.redis_cluster import LocalCluster
 from server.redis_launcher import RedisProcess, start_redis
-from tests.server.refkit import ORGANIZER, Client, Game, expect_error, md, move_from_text
+from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, expect_error, md, move_from_text
 
 ROOT = Path(__file__).resolve().parents[2]
 TC = pb.TimeControl
@@ -311,3 +312,21 @@ def test_pending_deadlines_fire_after_a_restart(tmp_path: Path) -> None:
             second.stop()
     finally:
         store.stop()
+
+
+def test_timeouts_fire_on_a_redis_cluster(redis_cluster: LocalCluster) -> None:
+    """The deadline index spreads over the Cluster's nodes (16 shards, each its own hash tag); a Cluster client
+    has no pipelined hot path, so the index write is awaited before the commit."""
+    server = ServerThread(redis_cluster.url, firer=True)
+    client = Client(server.address)
+    try:
+        games = [_create(client, "gin", TC(per_move=TC.PerMove(limit_ms=300)), FORFEIT) for _ in range(4)]
+        games.append(_create(client, "rummy", TC(bank=TC.Bank(allowance_ms=150, bank_ms=150)), AUTO))
+        for game in games:
+            events = _watch_to_end(client, game)
+            assert events[-1].kind == "match_ended"
+            assert client.view(game, game.spectator).result.ended == pb.MATCH_END_TIME
+            assert max(_lateness_ms(events)) < 1000
+    finally:
+        client.close()
+        server.stop()
