@@ -218,7 +218,7 @@ async function playWhileMyTurn() {
       view2 = answer.view;
     } catch (err) {
       const r = refusal(err);
-      if (r.code !== "Aborted") throw err;
+      if (r.code !== "Aborted" && r.reason !== "OUT_OF_TIME") throw err;
       view2 = (await referee.getGame({ gameId }, auth(token))).view;
     }
   }
