@@ -80,7 +80,10 @@ def test_a_clock_with_an_increment_through_the_async_client(referee: ServerThrea
             # the time it spent is gone (a few round trips), the increment added; the others' clocks untouched
             assert 29 < after.remaining <= 32
             assert [c.remaining for c in moved.snapshot.clocks if c.seat != seat] == [30, 30]
-            clocks = next(e for e in moved.events if e["kind"] == "clock_stopped")["clocks"]
+            # every seat's clocks ride on the clock_started that follows (on clock_stopped only when none does)
+            stamped = [e for e in moved.events if e["kind"] in ("clock_stopped", "clock_started") and "clocks" in e]
+            assert [e["kind"] for e in stamped] == ["clock_started"]
+            clocks = stamped[-1]["clocks"]
             assert clocks[seat]["remaining_ms"] == round(after.remaining * 1000)
 
     asyncio.run(body())
