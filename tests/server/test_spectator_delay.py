@@ -160,12 +160,17 @@ def test_a_delayed_spectator_never_receives_a_move_before_its_delay(
                "HTTP": http_stream(web.http_url, b.game_id, b.spectator, live)}  # fmt: skip
     views = {0: _spectator_view(client, a)}
     hand_ends: list[int] = []
+    counts: dict[int, int] = {}  # events of each version after 0
     rng = random.Random(moves)
     version, over, started_late = 0, False, False
     while True:
         released = _released(moves, until_hand_end, version, hand_ends, over)
-        with control.changed:  # every version after 0 (the snapshot) has events: wait for this one's
-            assert control.changed.wait_for(lambda at=version: max(_control_events(control), default=0) >= at, WAIT_S)
+        # the control's events up to this version, all of them (a version's events may arrive in several
+        # messages: its first alone is not enough); each version's count is its answer's (every viewer gets every
+        # event of a version, redacted for it, never fewer: their indexes are the same)
+        due = sum(counts.values())
+        with control.changed:
+            assert control.changed.wait_for(lambda n=due: len(_control_events(control)) >= n, WAIT_S)
         expected = [e for e, v in zip(control.events(), _control_events(control), strict=True) if v <= released]
         for name, stream in streams.items():
             stream.wait_for(1 + len(expected))
@@ -197,6 +202,8 @@ def test_a_delayed_spectator_never_receives_a_move_before_its_delay(
         response = client.move(a, a.tokens[seat], move)
         client.move(b, b.tokens[seat], move)
         version = response.version
+        counts[version] = len(response.events)
+        assert [e.index for e in response.events] == list(range(1, counts[version] + 1))
         if any(e.kind == "hand_ended" for e in response.events):
             hand_ends.append(version)
         over = response.view.phase == pb.PHASE_MATCH_OVER
