@@ -21,15 +21,10 @@ import json
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
-# `python bench/bots.py` puts bench/ first on sys.path, where bench/engine.py would shadow the `engine` package.
-# Drop it, and put the repository root in its place so the bench also runs without an install.
-_BENCH_DIR = Path(__file__).resolve().parent
-_ROOT = _BENCH_DIR.parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH_DIR]
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
+import _boot  # first of the project's imports: the repository root on sys.path
+
+_BENCH_DIR, _ROOT = _boot.BENCH_DIR, _boot.ROOT
 
 import engine as E  # noqa: E402
 from clients.bots import Bot, make_bot  # noqa: E402

@@ -22,47 +22,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import os
 import random
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
-_BENCH_DIR = Path(__file__).resolve().parent
-_ROOT = _BENCH_DIR.parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH_DIR]
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
+import _boot  # first of the project's imports: the repository root on sys.path
 
-try:
-    import grpc
-except ModuleNotFoundError:  # a plain `python bench/cluster.py`: run again in the project's .venv (make venv)
-    _VENV = _ROOT / ".venv"
-    if (_VENV / "bin" / "python").exists() and Path(sys.prefix).resolve() != _VENV.resolve():
-        os.execv(_VENV / "bin" / "python", [str(_VENV / "bin" / "python"), *sys.argv])
-    raise SystemExit("bench/cluster.py needs the project installed: run `make venv` first") from None
+_boot.need_project()
+
+import grpc  # noqa: E402
+
+_BENCH_DIR, _ROOT = _boot.BENCH_DIR, _boot.ROOT
 
 from rummy_pb.rummy.v1 import referee_pb2_grpc  # noqa: E402
 from server.redis_cluster import start_cluster  # noqa: E402
 from server.redis_launcher import start_redis  # noqa: E402
 
-
-def _load_service_bench() -> Any:
-    """bench/service.py as a module (its driver, measuring loop and referee launcher are shared, not copied)."""
-    spec = importlib.util.spec_from_file_location("bench_service", _BENCH_DIR / "service.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-service = _load_service_bench()
+service = _boot.load("service")
 SIDES = ("cluster", "standalone")
 
 

@@ -29,17 +29,12 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-# `python bench/engine.py` puts bench/ first on sys.path, where this very file would shadow the `engine`
-# package. Drop it, and put the repository root in its place so the bench also runs without an install.
-_BENCH_DIR = Path(__file__).resolve().parent
-_ROOT = _BENCH_DIR.parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH_DIR]
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
+import _boot  # first of the project's imports: the repository root on sys.path
+
+_BENCH_DIR, _ROOT = _boot.BENCH_DIR, _boot.ROOT
 
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"  # our suit order (docs/design.md): card = suit * 13 + rank, rank 0 = ace

@@ -50,20 +50,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# `python bench/fanout.py` puts bench/ first on sys.path, where bench/engine.py would shadow the `engine` package.
-_BENCH_DIR = Path(__file__).resolve().parent
-_ROOT = _BENCH_DIR.parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _BENCH_DIR]
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
+import _boot  # first of the project's imports: the repository root on sys.path
 
-try:
-    import grpc
-except ModuleNotFoundError:  # a plain `python bench/fanout.py`: run again in the project's .venv (make venv)
-    _VENV = _ROOT / ".venv"
-    if (_VENV / "bin" / "python").exists() and Path(sys.prefix).resolve() != _VENV.resolve():
-        os.execv(_VENV / "bin" / "python", [str(_VENV / "bin" / "python"), *sys.argv])
-    raise SystemExit("bench/fanout.py needs the project installed: run `make venv` first") from None
+_boot.need_project()
+
+import grpc  # noqa: E402
+
+_BENCH_DIR, _ROOT = _boot.BENCH_DIR, _boot.ROOT
 
 import psutil  # noqa: E402
 import redis.asyncio as aioredis  # noqa: E402
