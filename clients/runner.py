@@ -454,6 +454,15 @@ def _overtaken(snap: GameSnapshot, now: GameSnapshot) -> bool:
     return now.version != snap.version or not now.my_turn
 
 
+def _in_time(move: engine.Move, began: float, timeout: float | None) -> engine.Move:
+    """``move``, unless the bot took longer than ``timeout`` to give it: its answer may be taken after the limit
+    when the bot's thread finished before the wait for it began (a fast bot, a busy machine), and a move later
+    than its limit is still a forfeit."""
+    if timeout is not None and time.monotonic() - began > timeout:
+        raise concurrent.futures.TimeoutError
+    return move
+
+
 def _choose(bot: Bot, snap: GameSnapshot, timeout: float | None, look: Callable[[], GameSnapshot]) -> engine.Move:
     """The bot's move: within ``timeout`` seconds (None: no limit); in a game with a time control without a limit
     of the runner's own, but given up (``_Overtaken``) once ``look()`` shows that the referee moved on."""
@@ -461,9 +470,10 @@ def _choose(bot: Bot, snap: GameSnapshot, timeout: float | None, look: Callable[
     try:
         if timeout is None and not timed:
             return _checked(bot.choose(snap.view, snap.legal))
+        began = time.monotonic()
         future = _in_thread(functools.partial(bot.choose, snap.view, snap.legal))
         if not timed:
-            return _checked(future.result(timeout))
+            return _in_time(_checked(future.result(timeout)), began, timeout)
         wait = _late_wait(snap)
         while True:
             try:
@@ -623,9 +633,10 @@ async def _choose_async(
     """``_choose`` for asyncio (the bot in a daemon thread of its own)."""
     timed = snap.view.deadline_ms is not None
     try:
+        began = time.monotonic()
         future = asyncio.wrap_future(_in_thread(functools.partial(bot.choose, snap.view, snap.legal)))
         if not timed:
-            return _checked(await asyncio.wait_for(future, timeout))
+            return _in_time(_checked(await asyncio.wait_for(future, timeout)), began, timeout)
         wait = _late_wait(snap)
         while True:
             done, _ = await asyncio.wait({future}, timeout=wait)
