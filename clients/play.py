@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from clients.bots import BOTS, make_bot
-from clients.sdk import RefereeClient, RefereeError, SeatSpec
+from clients.sdk import RefereeClient, RefereeError, SeatSpec, TimeoutPolicy, time_control_from_text
 from clients.sdk.records import RecordError
+from clients.sdk.values import TIMEOUT_POLICIES
 from clients.terminal import replay as replay_view
 from clients.terminal.local import LocalReferee, LocalRefereeError
 from clients.terminal.render import Style, detect_style
@@ -56,6 +57,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="a rule option override, e.g. knock_limit=5 or target_score=50 (repeatable)",
     )
+    play.add_argument("--clock", metavar="TIME",
+                      help="a time control the referee keeps: SECONDS per move (30), INITIAL+INCREMENT seconds for "
+                           "a clock per seat (300+5), or bank:ALLOWANCE+BANK (bank:5+60); default none")
+    play.add_argument("--on-timeout", choices=TIMEOUT_POLICIES, default="auto_move",
+                      help="with --clock, what the referee does for a seat out of time: auto_move (default: it "
+                           "plays a fixed move for it; after 3 in a row its next timeout loses the match) or "
+                           "forfeit_match")
     play.add_argument("--seed", help="any text: the same text deals the same cards (local referee only)")
     play.add_argument("--name", default=os.environ.get("USER") or "Player", help="your display name")
     play.add_argument("--no-color", action="store_true", help="no ANSI colours (also: NO_COLOR=1)")
@@ -120,6 +128,7 @@ def play(args: argparse.Namespace) -> int:
     try:
         bots = seat_bots(args.bots, args.profile, args.players)
         options = dict(parse_option(o) for o in args.option)
+        args.time_control = None if args.clock is None else time_control_from_text(args.clock)
     except ValueError as exc:
         print(f"rummy play: {exc}", file=sys.stderr)
         return 2
@@ -160,6 +169,8 @@ def _play_game(args: argparse.Namespace, target: str, organizer: str | None, bot
             [SeatSpec(args.name[:64] or "Player", "human"), *(SeatSpec(n, "bot") for n in names)],
             options=options,
             seed=seed_bytes(args.seed) if args.seed is not None else None,
+            time_control=args.time_control,
+            timeout_policy=None if args.time_control is None else TimeoutPolicy(args.on_timeout),
         )
     base = int.from_bytes(seed_bytes(args.seed)[:4], "big") if args.seed is not None else None
     seats = [BotSeat(n, i + 1, make_bot(b, None if base is None else base + i)) for i, (b, n) in

@@ -8,6 +8,13 @@ from the last event seen, and the turn is checked again. They return when the ma
 when the bot raises, answers after ``move_timeout`` seconds, or makes more than ``max_rejections`` moves the
 referee refuses.
 
+In a game with a time control the referee keeps the time: ``move_timeout`` is not applied, the bot sees its time
+left in its view (``View.time_left()``, ``View.clocks``), and a bot still thinking when its decision is due
+(``View.deadline_ms``, plus ``_LATE_GRACE``) is not waited for once the referee has applied its timeout policy:
+the runner goes on from the game as it is then (the match lost on time, ``SeatResult.seat_end``, or the
+referee's automatic move). A move refused because the game moved on meanwhile (the referee's timeout came first)
+is not counted as a refusal.
+
 Every event the seat sees reaches ``bot.observe`` once: every event after the version of the first view the
 runner fetched, and when that is version 0 (the runner came before the first move) the first deal's events
 (version 0: ``hand_started``, then one ``dealt`` per seat, the seat's own with its cards) as well, so that the bot
@@ -47,6 +54,10 @@ _STOP_POLL = 0.1
 TIMEOUT_FORFEIT = "the bot took more than"
 #: How long, before asking the bot, the runner waits for the stream to deliver the events of the view's version.
 _CATCH_UP = 1.0
+#: In a game with a time control: how long after the deadline the runner first looks whether the referee applied
+#: its timeout policy (it fires within a second), and how often again after that.
+_LATE_GRACE = 1.0
+_LATE_POLL = 0.5
 
 
 class _Reconnected:
@@ -62,6 +73,14 @@ class _Ended:
 
 class Forfeit(Exception):
     """The bot lost the match by its own fault (it raised, timed out, or kept making refused moves)."""
+
+
+class _Overtaken(Exception):
+    """The referee applied its timeout policy while the bot was still thinking: ``snap`` is the game now."""
+
+    def __init__(self, snap: GameSnapshot) -> None:
+        super().__init__(snap.version)
+        self.snap = snap
 
 
 @dataclass
@@ -87,6 +106,8 @@ class SeatResult:
     #: come: turns the event stream failed to announce (a bug if ever more than 0, whatever the timing).
     missed_turns: int = 0
     transport_errors: int = 0
+    #: Decisions the bot was still thinking about when the referee applied its timeout policy (a time control).
+    late: int = 0
 
     @property
     def finished(self) -> bool:
@@ -150,6 +171,11 @@ class _Seat:
         kind, actor = event["kind"], event.get("seat")
         if kind in _TURN_STAYS and actor == self.to_act:
             return False
+        if kind == "clock_stopped":  # a time control's clock events follow the move's: they change no turn,
+            return False
+        if kind == "clock_started" and isinstance(actor, int) and actor >= 0 and self.me is not None:
+            self.to_act = actor  # ... but clock_started names the seat to act
+            return actor == self.me
         if kind == "dealt":  # a deal is no move: its hand_started (just before) named the seat to act
             return False
         if self.me is None or not self.players:
@@ -271,7 +297,6 @@ def play_seat(
     token or the game (UNAUTHENTICATED, NOT_FOUND, ...)."""
     client = RefereeClient(target, token) if isinstance(target, str) else target
     seat = _Seat(game_id, bot, max_rejections)
-    chooser = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="bot") if move_timeout else None
     stream: queue.Queue[object] = queue.Queue()
     watch = None
     reader = None
@@ -316,18 +341,23 @@ def play_seat(
                         seat.checked_idle()
                 continue
             _catch_up(stream, seat, snap.version)
-            move = _choose(chooser, bot, snap, move_timeout)
+            try:
+                move = _choose(bot, snap, None if snap.view.deadline_ms is not None else move_timeout, fetch)
+            except _Overtaken as late:  # the referee's timeout came first: go on from the game as it is
+                seat.result.late += 1
+                snap = late.snap
+                continue
             rid = new_request_id()
             try:
                 moved = persist(functools.partial(
                     client.submit_move, game_id, move, request_id=rid, expected_version=snap.version, token=token
                 ))  # fmt: skip
             except RefereeError as err:
-                if err.rejected_move:
-                    seat.rejected(err)
-                elif err.code != grpc.StatusCode.ABORTED:  # ABORTED: the game moved on; look again
+                if not err.rejected_move and err.code != grpc.StatusCode.ABORTED:  # ABORTED: the game moved on
                     raise
-                snap = fetch()
+                before, snap = snap, fetch()
+                if err.rejected_move and not (before.view.deadline_ms is not None and _overtaken(before, snap)):
+                    seat.rejected(err)  # refused for what it is, not because the referee's timeout came first
                 continue
             seat.result.moves += 1
             _drain(stream, seat)  # the rest of the version before (in flight while the bot thought) comes first
@@ -341,8 +371,6 @@ def play_seat(
             watch.cancel()
         if reader is not None:
             reader.join(5)
-        if chooser is not None:
-            chooser.shutdown(wait=False, cancel_futures=True)
         if isinstance(target, str):
             client.close()
 
@@ -399,16 +427,55 @@ def _catch_up(stream: queue.Queue[object], seat: _Seat, version: int | None, sec
     _drain(stream, seat)
 
 
-def _choose(
-    chooser: concurrent.futures.ThreadPoolExecutor | None, bot: Bot, snap: GameSnapshot, timeout: float | None
-) -> engine.Move:
+def _in_thread(call: Callable[[], T]) -> concurrent.futures.Future[T]:
+    """``call()`` in a daemon thread of its own: a bot abandoned still thinking never holds up the next choice,
+    nor the interpreter's exit."""
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def run() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(call())
+            except BaseException as exc:
+                future.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True, name="bot").start()
+    return future
+
+
+def _late_wait(snap: GameSnapshot) -> float:
+    """Seconds from now until the runner first looks whether the referee overtook the bot (a timed decision)."""
+    due = snap.view.deadline_ms
+    return (0.0 if due is None else max(0.0, due / 1000 - time.time())) + _LATE_GRACE
+
+
+def _overtaken(snap: GameSnapshot, now: GameSnapshot) -> bool:
+    """The game ``now`` has moved on from ``snap`` without this seat's move: the referee's timeout came first."""
+    return now.version != snap.version or not now.my_turn
+
+
+def _choose(bot: Bot, snap: GameSnapshot, timeout: float | None, look: Callable[[], GameSnapshot]) -> engine.Move:
+    """The bot's move: within ``timeout`` seconds (None: no limit); in a game with a time control without a limit
+    of the runner's own, but given up (``_Overtaken``) once ``look()`` shows that the referee moved on."""
+    timed = snap.view.deadline_ms is not None
     try:
-        if chooser is None:
+        if timeout is None and not timed:
             return _checked(bot.choose(snap.view, snap.legal))
-        return _checked(chooser.submit(bot.choose, snap.view, snap.legal).result(timeout))
+        future = _in_thread(functools.partial(bot.choose, snap.view, snap.legal))
+        if not timed:
+            return _checked(future.result(timeout))
+        wait = _late_wait(snap)
+        while True:
+            try:
+                return _checked(future.result(wait))
+            except concurrent.futures.TimeoutError:
+                now = look()
+                if _overtaken(snap, now):
+                    raise _Overtaken(now) from None
+            wait = _LATE_POLL
     except concurrent.futures.TimeoutError:
         raise Forfeit(f"{TIMEOUT_FORFEIT} {timeout}s to move") from None
-    except Forfeit:
+    except (Forfeit, _Overtaken):
         raise
     except Exception as exc:
         raise Forfeit(f"bot.choose raised {exc!r}") from exc
@@ -503,18 +570,24 @@ async def play_seat_async(
                         seat.checked_idle()
                 continue
             await catch_up(snap.version)
-            move = await _choose_async(bot, snap, move_timeout)
+            try:
+                move = await _choose_async(bot, snap, None if snap.view.deadline_ms is not None else move_timeout,
+                                           fetch)  # fmt: skip
+            except _Overtaken as late:
+                seat.result.late += 1
+                snap = late.snap
+                continue
             rid = new_request_id()
             try:
                 moved = await persist(functools.partial(
                     client.submit_move, game_id, move, request_id=rid, expected_version=snap.version, token=token
                 ))  # fmt: skip
             except RefereeError as err:
-                if err.rejected_move:
-                    seat.rejected(err)
-                elif err.code != grpc.StatusCode.ABORTED:
+                if not err.rejected_move and err.code != grpc.StatusCode.ABORTED:
                     raise
-                snap = await fetch()
+                before, snap = snap, await fetch()
+                if err.rejected_move and not (before.view.deadline_ms is not None and _overtaken(before, snap)):
+                    seat.rejected(err)
                 continue
             seat.result.moves += 1
             while not stream.empty():
@@ -544,12 +617,28 @@ async def _read_async(watch: Any, stream: asyncio.Queue[object]) -> None:
         stream.put_nowait(_Ended(exc))
 
 
-async def _choose_async(bot: Bot, snap: GameSnapshot, timeout: float | None) -> engine.Move:
+async def _choose_async(
+    bot: Bot, snap: GameSnapshot, timeout: float | None, look: Callable[[], Awaitable[GameSnapshot]]
+) -> engine.Move:
+    """``_choose`` for asyncio (the bot in a daemon thread of its own)."""
+    timed = snap.view.deadline_ms is not None
     try:
-        return _checked(await asyncio.wait_for(asyncio.to_thread(bot.choose, snap.view, snap.legal), timeout))
+        future = asyncio.wrap_future(_in_thread(functools.partial(bot.choose, snap.view, snap.legal)))
+        if not timed:
+            return _checked(await asyncio.wait_for(future, timeout))
+        wait = _late_wait(snap)
+        while True:
+            done, _ = await asyncio.wait({future}, timeout=wait)
+            if done:
+                return _checked(future.result())
+            now = await look()
+            if _overtaken(snap, now):
+                future.cancel()  # the thread runs on, unheeded
+                raise _Overtaken(now)
+            wait = _LATE_POLL
     except TimeoutError:
         raise Forfeit(f"{TIMEOUT_FORFEIT} {timeout}s to move") from None
-    except Forfeit:
+    except (Forfeit, _Overtaken):
         raise
     except Exception as exc:
         raise Forfeit(f"bot.choose raised {exc!r}") from exc

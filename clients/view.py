@@ -7,6 +7,7 @@ them into engine cards (``suit * 13 + rank``) and masks for the analysis functio
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -70,6 +71,44 @@ class KnockInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class SeatClock:
+    """One seat's clock in a game with a time control (clocks are public). ``remaining``: its time left in seconds
+    (a clock: its clock; a bank: its bank; a limit per move: the limit), as of the start of its current decision
+    while ``running`` (its decision is being timed), else as of its last one; ``started_ms`` / ``deadline_ms``
+    (running only): when that decision started and when it is due, in ms since the epoch by the referee's clock;
+    ``auto_moves``: the automatic moves the referee made for it in a row (the ``auto_move`` timeout policy)."""
+
+    seat: int
+    remaining: float
+    running: bool = False
+    started_ms: int | None = None
+    deadline_ms: int | None = None
+    auto_moves: int = 0
+
+    @staticmethod
+    def from_dict(d: Mapping[str, Any]) -> SeatClock:
+        """From the view dict's ``clocks`` entry (``remaining_ms`` in ms)."""
+        started, due = d.get("started_ms"), d.get("deadline_ms")
+        return SeatClock(int(d["seat"]), int(d["remaining_ms"]) / 1000, bool(d.get("running")),
+                         None if started is None else int(started), None if due is None else int(due),
+                         int(d.get("auto_moves", 0)))  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """The view dict's ``clocks`` entry."""
+        return {
+            "seat": self.seat, "remaining_ms": round(self.remaining * 1000), "running": self.running,
+            "started_ms": self.started_ms, "deadline_ms": self.deadline_ms, "auto_moves": self.auto_moves,
+        }  # fmt: skip
+
+    def left(self, now: float | None = None) -> float:
+        """Seconds left now: for the running seat until its deadline (by this machine's clock, ``time.time()``
+        unless ``now`` is given: the referee's is Redis's, so the two should agree), else ``remaining``."""
+        if self.running and self.deadline_ms is not None:
+            return max(0.0, self.deadline_ms / 1000 - (time.time() if now is None else now))
+        return self.remaining
+
+
+@dataclass(frozen=True, slots=True)
 class View:
     """What seat ``seat`` may see. Piles are listed bottom to top; phases are the engine's phase names
     (``take_or_pass``, ``draw``, ``discard``, ``play``, ``layoff``, ``last_card``, ``match_over``)."""
@@ -95,6 +134,23 @@ class View:
     players: int
     turns: int = 0
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    #: Every seat's clock, seat 0 first (empty without a time control).
+    clocks: tuple[SeatClock, ...] = ()
+    #: When the decision of the seat to act is due, ms since the epoch by the referee's clock (None without a
+    #: time control, or while no clock runs).
+    deadline_ms: int | None = None
+
+    @property
+    def my_clock(self) -> SeatClock | None:
+        """This seat's clock (None without a time control)."""
+        return next((c for c in self.clocks if c.seat == self.seat), None)
+
+    def time_left(self, now: float | None = None) -> float | None:
+        """Seconds this seat has left for its decision now, until ``deadline_ms`` (by this machine's clock, see
+        ``SeatClock.left``), when it is to act in a game with a time control; None otherwise."""
+        if self.deadline_ms is None or self.to_act != self.seat:
+            return None
+        return max(0.0, self.deadline_ms / 1000 - (time.time() if now is None else now))
 
     @staticmethod
     def from_engine(view: Mapping[str, Any], rules: Mapping[str, Any]) -> View:
@@ -129,6 +185,8 @@ class View:
             players=int(rules["players"]),
             turns=int(view.get("turns", 0)),
             extra=MappingProxyType({k: view[k] for k in known if k in view}),
+            clocks=tuple(SeatClock.from_dict(c) for c in view.get("clocks", ())),
+            deadline_ms=None if view.get("deadline_ms") is None else int(view["deadline_ms"]),
         )
 
     @staticmethod
@@ -153,6 +211,9 @@ class View:
             "discard_pile": list(self.discard_pile), "stock_size": self.stock_size, "taken_card": self.taken_card,
             "scores": list(self.scores), "turns": self.turns, **self.extra,
         }
+        if self.clocks:  # a game with a time control (the engine's views have no clocks)
+            d["clocks"] = [c.to_dict() for c in self.clocks]
+            d["deadline_ms"] = self.deadline_ms
         if self.game == "gin":
             d["upcard"] = self.upcard
             d["knock_limit"] = self.knock_limit

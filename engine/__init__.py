@@ -45,6 +45,7 @@ from engine.moves import (
     DrawStock,
     Knock,
     LayOff,
+    LoseOnTime,
     MeldMove,
     Move,
     Pass,
@@ -72,7 +73,8 @@ from engine.views import view
 __all__ = [
     "CARD_VALUE", "OPTION_NAMES", "PHASES", "PROFILES", "REFEREE", "SPECTATOR", "BigGin", "Config", "Deal",
     "Declaration", "Declare", "Discard", "Done", "DrawDiscard", "DrawStock", "Event", "GameState", "IllegalMoveError",
-    "InvalidDealError", "InvalidMoveError", "InvalidOptionsError", "InvariantError", "Knock", "LayOff", "MeldMove",
+    "InvalidDealError", "InvalidMoveError", "InvalidOptionsError", "InvariantError", "Knock", "LayOff", "LoseOnTime",
+    "MeldMove",
     "Move", "Pass", "Resign", "RuleError", "Rules", "TableMeld", "apply", "arrangements", "best_arrangement",
     "best_declaration",
     "card_text", "cards_of", "check_cards", "config_from_dict", "config_to_dict", "deal_from_order", "event_for",

@@ -16,13 +16,14 @@ from engine.moves import (
     DrawStock,
     Knock,
     LayOff,
+    LoseOnTime,
     MeldMove,
     Move,
     Pass,
     Resign,
 )
 from engine.options import GIN
-from engine.resign import resign
+from engine.resign import lose_on_time, resign
 from engine.state import MATCH_OVER, Event, GameState, check_cards
 
 
@@ -89,7 +90,7 @@ def _check_knock(move: Knock) -> None:
 
 #: how to check each move type for malformed content (None: nothing to check)
 _VALIDATORS: dict[type, Callable[[Any], None] | None] = {
-    DrawStock: None, DrawDiscard: None, Pass: None, Done: None, Resign: None,
+    DrawStock: None, DrawDiscard: None, Pass: None, Done: None, Resign: None, LoseOnTime: None,
     Discard: _check_discard,
     Knock: _check_knock,
     BigGin: lambda m: _melds(m.melds),
@@ -119,6 +120,8 @@ def apply(state: GameState, seat: int, move: Move) -> tuple[GameState, tuple[Eve
     events: list[Event] = []
     if type(move) is Resign:
         resign(s, seat, events)
+    elif type(move) is LoseOnTime:
+        lose_on_time(s, seat, events)
     elif state.rules.game == GIN:
         gin.apply(s, seat, move, events)
     else:

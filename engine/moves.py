@@ -101,7 +101,18 @@ class Resign:
     kind = "resign"
 
 
-Move = DrawStock | DrawDiscard | Pass | Discard | Knock | BigGin | MeldMove | LayOff | Declare | Done | Resign
+@dataclass(frozen=True, slots=True)
+class LoseOnTime:
+    """The referee's move for a seat whose decision is due under a time control's forfeit: the seat loses the
+    match on time (engine.timeouts). Never among the legal moves, and no client can send it (the API has no such
+    move); the game log records it as ``lose_on_time``."""
+
+    kind = "lose_on_time"
+
+
+Move = (
+    DrawStock | DrawDiscard | Pass | Discard | Knock | BigGin | MeldMove | LayOff | Declare | Done | Resign | LoseOnTime
+)
 
 # Shared instances for move generation (moves are immutable values, so one object per move serves every state).
 DRAW_STOCK = DrawStock()
@@ -146,6 +157,8 @@ def move_text(move: Move) -> str:
             return "done"
         case Resign():
             return "resign"
+        case LoseOnTime():
+            return "lose_on_time"
     raise InvalidMoveError("UNKNOWN_MOVE", f"not a move: {move!r}")
 
 
@@ -251,6 +264,8 @@ def move_from_dict(d: dict[str, Any]) -> Move:
             return Done()
         if kind == "resign":
             return Resign()
+        if kind == "lose_on_time":
+            return LoseOnTime()
         if kind == "discard":
             return Discard(parse_card(d["card"]))
         if kind == "knock":

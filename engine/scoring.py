@@ -68,7 +68,7 @@ def _bonus_totals(points: tuple[int, ...], boxes: tuple[int, ...], s: GameState,
 
 #: how a match ended (``result["ended"]``): played to its end, or a seat resigned (clocks and organizers will add
 #: "time" and "organizer")
-COMPLETED, RESIGNED = "completed", "resigned"
+COMPLETED, RESIGNED, TIME = "completed", "resigned", "time"
 #: how it ended for each seat (``result["seat_ends"]``)
 SEAT_FINISHED, SEAT_RESIGNED, SEAT_LOST_ON_TIME, SEAT_FORFEITED = (
     "finished", "resigned", "lost_on_time", "forfeited_by_organizer",
@@ -82,10 +82,12 @@ def match_result(s: GameState) -> dict[str, Any]:
     return {**_played_result(s), "ended": COMPLETED, "seat_ends": [SEAT_FINISHED] * s.rules.players}
 
 
-def resigned_result(s: GameState, seat: int) -> dict[str, Any]:
+def resigned_result(s: GameState, seat: int, *, on_time: bool = False) -> dict[str, Any]:
     """Result of a match that ``seat`` resigned: the others win. Among several others (Rummy) the highest total
     wins, a tie shared, as when ``max_hands`` ends a match. Totals are the points so far (with Gin's box bonuses;
-    no game bonus: no game was won). ``seat_ends``: "resigned" for ``seat``, "finished" for the others."""
+    no game bonus: no game was won). ``seat_ends``: "resigned" for ``seat``, "finished" for the others.
+    ``on_time``: the seat lost on time instead (``ended`` "time", ``lost_on_time``: the seat, its seat end
+    "lost_on_time")."""
     r = s.rules
     n = r.players
     if r.hollywood:
@@ -99,11 +101,12 @@ def resigned_result(s: GameState, seat: int) -> dict[str, Any]:
     others = [i for i in range(n) if i != seat]
     top = max(totals[i] for i in others)
     ends = [SEAT_FINISHED] * n
-    ends[seat] = SEAT_RESIGNED
+    ends[seat] = SEAT_LOST_ON_TIME if on_time else SEAT_RESIGNED
+    how = {"ended": TIME, "lost_on_time": seat} if on_time else {"ended": RESIGNED, "resigned": seat}
     return {
         "totals": totals, "winners": [i for i in others if totals[i] == top],
         "detail": {"points": list(s.scores), "boxes": list(s.boxes)},
-        "ended": RESIGNED, "resigned": seat, "seat_ends": ends,
+        **how, "seat_ends": ends,
     }  # fmt: skip
 
 

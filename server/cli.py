@@ -30,6 +30,7 @@ from server import memo
 from server.bot_host import BotHost, HostSettings
 from server.bot_seats import BotSeats
 from server.cache import STATE_CACHE_GAMES, STATE_CACHE_MIB, StateCache
+from server.clocks import TimeoutFirer
 from server.durability import MODES, DurabilityError, check_durability
 from server.grpc_api import (
     MAX_CONNECTION_AGE_GRACE_S,
@@ -265,6 +266,13 @@ def _parser() -> argparse.ArgumentParser:
         help=f"seconds a move waits for the replicas of --wait-replicas (default: {WAIT_TIMEOUT_S:g})",
     )
     serve.add_argument(
+        "--timeout-poll",
+        type=_timeout,
+        default=0.1,
+        help="seconds between two looks at the index of due deadlines (time controls; default: 0.1, plus up to "
+             "25%% jitter)",
+    )
+    serve.add_argument(
         "--state-cache-games",
         type=_positive,
         default=STATE_CACHE_GAMES,
@@ -481,6 +489,8 @@ async def serve(args: argparse.Namespace) -> None:
             await http.start()
         _tune_gc()
         monitor = asyncio.create_task(watch_storage(referee, health))
+        firer = TimeoutFirer(referee, poll_s=args.timeout_poll)
+        firing = asyncio.create_task(firer.run())
         host_task = None
         if host is not None:
             referee.on_bot_seats = host.wake
@@ -504,6 +514,8 @@ async def serve(args: argparse.Namespace) -> None:
         if host is not None and host_task is not None:  # first: its seats' leases are given up for other hosts
             await host.close()
             await host_task
+        await firer.close()
+        await firing
         monitor.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await monitor

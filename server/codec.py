@@ -16,8 +16,10 @@ from google.protobuf import struct_pb2
 
 import engine
 from engine.errors import excerpt
+from engine.timeouts import AUTO_MOVE, DEFAULT_MAX_AUTO_MOVES, FORFEIT_MATCH
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.clocks import TimeControl
 from server.delay import SpectatorDelay
 from server.errors import BadRequest, Unauthenticated
 from server.memo import Memo
@@ -160,7 +162,61 @@ def game_spec_from_proto(req: rpb.CreateGameRequest) -> GameSpec:
         presets=tuple(deal_from_proto(d) for d in req.preset_deals),
         seed=req.seed or None,
         spectator_delay=SpectatorDelay(req.spectator_delay.moves, req.spectator_delay.until_hand_end),
+        time_control=time_control_from_proto(req),
     )
+
+
+_POLICIES = {pb.TimeoutPolicy.KIND_UNSPECIFIED: FORFEIT_MATCH, pb.TimeoutPolicy.KIND_FORFEIT_MATCH: FORFEIT_MATCH,
+             pb.TimeoutPolicy.KIND_AUTO_MOVE: AUTO_MOVE}  # fmt: skip
+_POLICY_KINDS = {FORFEIT_MATCH: pb.TimeoutPolicy.KIND_FORFEIT_MATCH, AUTO_MOVE: pb.TimeoutPolicy.KIND_AUTO_MOVE}
+
+
+def time_control_from_proto(req: rpb.CreateGameRequest) -> TimeControl | None:
+    """CreateGame's time control and timeout policy (None: no time control; a policy alone is refused)."""
+    tc = req.time_control
+    which = tc.WhichOneof("kind") if req.HasField("time_control") else None
+    if which is None:
+        if req.HasField("timeout_policy"):
+            raise BadRequest("INVALID_TIME_CONTROL", "a timeout policy needs a time control")
+        return None
+    policy = _POLICIES.get(req.timeout_policy.kind)
+    if policy is None:
+        raise BadRequest("INVALID_TIME_CONTROL", f"unknown timeout policy {req.timeout_policy.kind}")
+    max_auto = req.timeout_policy.max_auto_moves or DEFAULT_MAX_AUTO_MOVES
+    if policy != AUTO_MOVE and req.timeout_policy.max_auto_moves:
+        raise BadRequest("INVALID_TIME_CONTROL", "max_auto_moves is for the auto_move policy")
+    if which == "per_move":
+        control = TimeControl("per_move", tc.per_move.limit_ms, 0, policy, max_auto)
+    elif which == "clock":
+        control = TimeControl("clock", tc.clock.initial_ms, tc.clock.increment_ms, policy, max_auto)
+    else:
+        control = TimeControl("bank", tc.bank.allowance_ms, tc.bank.bank_ms, policy, max_auto)
+    return control.checked()
+
+
+def _time_control_to_proto(d: Mapping[str, Any], settings: pb.GameSettings) -> None:
+    tc = settings.time_control
+    if d["kind"] == "per_move":
+        tc.per_move.limit_ms = d["a"]
+    elif d["kind"] == "clock":
+        tc.clock.initial_ms = d["a"]
+        tc.clock.increment_ms = d["b"]
+    else:
+        tc.bank.allowance_ms = d["a"]
+        tc.bank.bank_ms = d["b"]
+    settings.timeout_policy.kind = _POLICY_KINDS[d["policy"]]
+    if d["policy"] == AUTO_MOVE:
+        settings.timeout_policy.max_auto_moves = d["max_auto_moves"]
+
+
+def _seat_clocks(target: Any, clocks: Iterable[Mapping[str, Any]]) -> None:
+    add = target.add
+    for c in clocks:
+        if c["running"]:
+            add(seat=c["seat"], remaining_ms=c["remaining_ms"], running=True, auto_moves=c["auto_moves"],
+                started_ms=c["started_ms"], deadline_ms=c["deadline_ms"])  # fmt: skip
+        else:
+            add(seat=c["seat"], remaining_ms=c["remaining_ms"], auto_moves=c["auto_moves"])
 
 
 # ----------------------------------------------------------------------------------------------- outbound
@@ -178,7 +234,7 @@ def option_to_proto(value: Any) -> pb.OptionValue:
 def settings_to_proto(settings: Mapping[str, Any]) -> pb.GameSettings:
     """GameSettings from the service's settings dict (profile, options, seats, spectators, organizer_deals,
     seed_commitment; revealed once the match is over: seed, preset_deals)."""
-    return pb.GameSettings(
+    out = pb.GameSettings(
         profile=settings["profile"],
         options={k: option_to_proto(v) for k, v in settings["options"].items()},
         seats=[
@@ -202,6 +258,9 @@ def settings_to_proto(settings: Mapping[str, Any]) -> pb.GameSettings:
             for d in settings.get("preset_deals", ())
         ],
     )
+    if (control := settings.get("time_control")) is not None:
+        _time_control_to_proto(control, out)
+    return out
 
 
 _SIMPLE_KINDS = frozenset(("discard", "knock", "draw_stock", "draw_discard", "pass", "done"))
@@ -301,6 +360,15 @@ def _fill_event(event: pb.Event, d: Mapping[str, Any]) -> None:
     if d["seat"] >= 0:
         event.seat = d["seat"]
     data = {k: v for k, v in d.items() if k not in _EVENT_ENVELOPE}
+    if d["kind"] in _CLOCK_EVENTS:  # numbers that never recur (no memo)
+        if (clocks := data.pop("clocks", None)) is not None:
+            _seat_clocks(event.clocks, clocks)
+        if d["kind"] == "clock_started":
+            event.deadline_ms = data.pop("deadline_ms")
+        fields = event.data.fields  # numbers only: set directly (Struct.update is several times slower)
+        for k, v in data.items():
+            fields[k].number_value = v
+        return
     if data:
         event.data.CopyFrom(_event_data(data))
     else:
@@ -308,6 +376,7 @@ def _fill_event(event: pb.Event, d: Mapping[str, Any]) -> None:
 
 
 _EVENT_ENVELOPE = frozenset(("kind", "seat", "version", "index"))
+_CLOCK_EVENTS = frozenset(("clock_started", "clock_stopped"))
 _EVENT_DATA: Memo[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]], struct_pb2.Struct] = Memo("event_data", 2.0)
 
 
@@ -360,12 +429,12 @@ def _hand_result_of(text: str) -> pb.HandResult:
     return result
 
 
-MATCH_ENDS = {"completed": pb.MATCH_END_COMPLETED, "resigned": pb.MATCH_END_RESIGNED}
+MATCH_ENDS = {"completed": pb.MATCH_END_COMPLETED, "resigned": pb.MATCH_END_RESIGNED, "time": pb.MATCH_END_TIME}
 SEAT_ENDS = {
     "finished": pb.SEAT_END_FINISHED, "resigned": pb.SEAT_END_RESIGNED, "lost_on_time": pb.SEAT_END_LOST_ON_TIME,
     "forfeited_by_organizer": pb.SEAT_END_FORFEITED_BY_ORGANIZER,
 }  # fmt: skip
-_RESULT_TYPED = ("totals", "winners", "ended", "seat_ends", "resigned")
+_RESULT_TYPED = ("totals", "winners", "ended", "seat_ends", "resigned", "lost_on_time")
 
 
 def _match_result(d: Mapping[str, Any]) -> pb.MatchResult:
@@ -467,6 +536,10 @@ def _fill_view(view: pb.GameView, v: Mapping[str, Any]) -> None:
         view.last_hand.CopyFrom(_hand_result(last))
     if (result := get("result")) is not None:
         view.result.CopyFrom(_match_result(result))
+    if (clocks := get("clocks")) is not None:
+        _seat_clocks(view.clocks, clocks)
+        if (deadline := get("deadline_ms")) is not None:
+            view.deadline_ms = deadline
 
 
 def move_response_to_proto(r: Mapping[str, Any]) -> rpb.SubmitMoveResponse:

@@ -5,7 +5,9 @@ the move (``engine.move_to_dict`` JSON, ``null`` for the deal) and the events (`
 the JSON array ``[version, seat, move, [event, ...]]``, compressed (raw deflate, 4 KiB window) with a preset
 dictionary of typical entries (``gamelog_dict_v1.txt``): a move's entry takes 20 to 40 bytes instead of 120 to
 several hundred. The first byte says the format, so that a later dictionary can be a new format; the dictionary
-of a format never changes (``tools/gamelog_dict.py`` made it).
+of a format never changes (``tools/gamelog_dict.py`` made it). A game with a time control has the clock after the
+commit appended, uncompressed, after the deflate stream (``|...``, written by the commit script with Redis's
+clock: server/clocks.py); it decodes as the version's last events, clock_stopped and clock_started.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from importlib import resources
 from typing import Any
 
 import orjson
+
+from server.clocks import merged, tail_events
 
 FORMAT_V1 = b"\x01"
 _WBITS = -12  # raw deflate, 4 KiB window: the dictionary fits it, and a compressor is cheap to copy
@@ -60,11 +64,15 @@ def decode_entry(raw: bytes) -> LogEntry:
     if raw[:1] != FORMAT_V1:
         raise ValueError(f"unknown game log entry format {raw[:1]!r}")
     try:
-        text = zlib.decompressobj(_WBITS, zdict=_dictionary()).decompress(raw[1:])
+        inflater = zlib.decompressobj(_WBITS, zdict=_dictionary())
+        text = inflater.decompress(raw[1:])
         version, seat, move, events = orjson.loads(text)
-    except (zlib.error, orjson.JSONDecodeError, TypeError, ValueError) as exc:
+        events = list(events)
+        if inflater.unused_data:
+            events = merged(events, tail_events(inflater.unused_data))
+    except (zlib.error, orjson.JSONDecodeError, TypeError, ValueError, IndexError) as exc:
         raise ValueError(f"a game log entry does not decode: {exc}") from exc
-    return LogEntry(int(version), int(seat), move, list(events))
+    return LogEntry(int(version), int(seat), move, events)
 
 
 def event_payload(event: dict[str, Any]) -> bytes:

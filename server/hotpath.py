@@ -202,6 +202,40 @@ class HotPath:
             return reply
         raise AssertionError("unreachable")
 
+    async def call_pair(
+        self,
+        timeout_s: float,
+        first: tuple[str | bytes | int, ...],
+        second: tuple[str | bytes | int, ...],
+        wait_s: float | None = None,
+    ) -> Any:
+        """Write two commands back to back on one connection (Redis runs them in that order) and return the
+        second's reply; the first's error reply is raised (the second may then have run too: use it for a
+        first command that cannot fail but for a lost Redis). Failures as in ``call``; a lost connection sends
+        both once more."""
+        commands = (resp(first), resp(second))
+        for attempt in (1, 2):
+            conn = self._conn
+            if conn is None or conn.closed:
+                try:
+                    conn = await self._connect(timeout_s, wait_s)
+                except (rexc.ConnectionError, OSError) as exc:
+                    if attempt == 1:
+                        raise NotSent(str(exc)) from exc
+                    raise
+            replies = [conn.send(command, timeout_s, wait_s) for command in commands]
+            try:
+                done = await asyncio.gather(*replies)
+            except _Lost as exc:
+                if attempt == 2:
+                    raise rexc.ConnectionError(str(exc)) from exc
+                continue
+            for reply in done:
+                if isinstance(reply, rexc.ResponseError):
+                    raise _reply_error(reply)
+            return done[1]
+        raise AssertionError("unreachable")
+
     async def _connect(self, timeout_s: float, wait_s: float | None = None) -> _Connection:
         if self._connecting is None:  # one connection attempt at a time, shared by the callers that need it
             self._connecting = asyncio.ensure_future(self._open(min(timeout_s, self._connect_timeout_s)))
@@ -379,6 +413,30 @@ class ClusterHotPath:
                 self._refresh()
                 raise
         raise rexc.ClusterError(f"the command was redirected more than {MAX_REDIRECTS} times")
+
+    async def call_pair(
+        self,
+        timeout_s: float,
+        first: tuple[str | bytes | int, ...],
+        second: tuple[str | bytes | int, ...],
+        wait_s: float | None = None,
+    ) -> Any:
+        """``HotPath.call_pair`` on a cluster: the two commands' keys may live on two shards (a deadline index entry
+        and its game), so the first is sent to its master and answered before the second goes to its own: Redis
+        still runs them in that order, at the cost of a round trip. The first's failure sends no second (it
+        raises as from ``call``, ``NotSent`` included: then the commit was not written)."""
+        loop = asyncio.get_running_loop()
+        until = None if wait_s is None else loop.time() + wait_s
+        try:
+            await self.call(timeout_s, *first, wait_s=wait_s)
+        except (rexc.ConnectionError, TimeoutError, OSError) as exc:
+            if isinstance(exc, NotSent):
+                raise
+            raise NotSent(f"the command before the commit failed: {exc}") from exc
+        left = None if until is None else until - loop.time()
+        if left is not None and left <= 0:
+            raise NotSent("no time left for the commit after the command before it")
+        return await self.call(timeout_s, *second, wait_s=left)
 
     def _refresh(self) -> None:
         """Read the cluster's slot map again, in the background (one refresh at a time, not too often)."""

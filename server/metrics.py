@@ -62,6 +62,7 @@ log = logging.getLogger("rummy_referee")
 
 # seconds: an empty call is ~0.3 ms, a move ~1 ms on a quiet machine; a blocked Redis is cut at 5 s
 RPC_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+LATENESS_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.15, 0.25, 0.5, 1.0, 2.5, 5.0)
 STORAGE_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0)
 # GameStore operations timed; wait_events (the watch feed's XREAD BLOCK) waits by design and is left out
 # (those a store lacks are skipped: the list names the operations of every GameStore so far)
@@ -89,6 +90,11 @@ class Metrics:
                                       registry=r)  # fmt: skip
         self.open_games = Gauge("rummy_open_games", "unfinished games registered in Redis (all referees sharing it)",
                                 registry=r)  # fmt: skip
+        self.timeouts = Counter("rummy_timeouts", "timeouts fired by this process, by policy",
+                                ("policy",), registry=r)  # fmt: skip
+        self.timeout_lateness = Histogram("rummy_timeout_lateness_seconds", "how late timeouts fired: the commit's "
+                                          "time minus the deadline, both in Redis's clock", ("policy",),
+                                          buckets=LATENESS_BUCKETS, registry=r)  # fmt: skip
         self._accepted = self.moves.labels("accepted", "")
         self._refused: dict[str, Any] = {}
 
@@ -103,9 +109,16 @@ class Metrics:
             child = self._refused[reason] = self.moves.labels("refused", reason)
         child.inc()
 
+    def timeout_fired(self, policy: str, lateness_s: float) -> None:
+        """One timeout fired under ``policy`` (its forfeit or automatic move), ``lateness_s`` after its deadline."""
+        self.timeouts.labels(policy).inc()
+        self.timeout_lateness.labels(policy).observe(lateness_s)
+
     def instrument(self, referee: Referee) -> None:
-        """Watch ``referee``: its tallies (scraped), and the latency and failures of its store's operations."""
+        """Watch ``referee``: its tallies (scraped), its timeouts, and the latency and failures of its store's
+        operations."""
         self.registry.register(_TallyCollector(referee))
+        referee.on_timeout = self.timeout_fired
         instrument_store(referee.store, self)
 
     def watch_bot_host(self, host: BotHost) -> None:

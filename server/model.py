@@ -31,6 +31,7 @@ class GameSpec:
     presets: tuple[engine.Deal, ...] = field(default=())
     seed: bytes | None = None
     spectator_delay: SpectatorDelay = NO_DELAY
+    time_control: Any = None  # server.clocks.TimeControl, None: no time control
 
 
 @dataclass(frozen=True, slots=True)

@@ -192,6 +192,21 @@ class LocalCluster:
             node.stop()
 
 
+def _start_node(root: Path, index: int, exe: str, appendfsync: str, args: list[str]) -> RedisProcess:
+    """One node on a free port pair. The pair was free when chosen; another process (this machine runs other
+    suites) may take either port before redis-server binds it: then a new pair, in a new directory, a few times,
+    as start_redis does for a single server."""
+    error: RedisLaunchError | None = None
+    for attempt in range(4):
+        try:
+            return start_redis(root / f"node-{index}-{attempt}", port=_free_cluster_port(), appendfsync=appendfsync,
+                               binary=exe, extra_args=args)  # fmt: skip
+        except RedisLaunchError as exc:
+            error = exc
+    assert error is not None
+    raise error
+
+
 def start_cluster(
     data_dir: Path | str,
     *,
@@ -217,7 +232,6 @@ def start_cluster(
     nodes: list[ClusterNode] = []
     try:
         for index in range(masters * (1 + replicas)):
-            port = _free_cluster_port()
             args = [
                 "--cluster-enabled", "yes",
                 "--cluster-config-file", "nodes.conf",
@@ -226,9 +240,7 @@ def start_cluster(
                 "--cluster-replica-validity-factor", "0",
                 *extra_args,
             ]  # fmt: skip
-            process = start_redis(root / f"node-{index}", port=port, appendfsync=appendfsync, binary=exe,
-                                  extra_args=args)  # fmt: skip
-            nodes.append(ClusterNode(process))
+            nodes.append(ClusterNode(_start_node(root, index, exe, appendfsync, args)))
         addresses = [f"127.0.0.1:{node.port}" for node in nodes]
         created = subprocess.run(
             [cli, "--cluster", "create", *addresses, "--cluster-replicas", str(replicas), "--cluster-yes"],

@@ -363,15 +363,19 @@ def _spawn(args: list[str], data: Path, password: str | None = None) -> subproce
         log.replace(data / "redis.log.1")
     if password is not None:  # "-": the rest of its configuration from standard input, where `ps` cannot see it
         args = [args[0], "-", *args[1:]]
-    process = subprocess.Popen(
-        args,
-        cwd=data,
-        stdin=subprocess.PIPE if password is not None else subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # a Ctrl-C meant for the referee must not kill Redis before the referee drains
-        preexec_fn=_in_child,
-    )
+    # What it says before its log file is open (a bad option, an abort at start) goes to redis.stderr.
+    fd = os.open(data / "redis.stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # this user's only, like the log (it may have been left by an older start)
+    with open(fd, "wb") as stderr:
+        process = subprocess.Popen(
+            args,
+            cwd=data,
+            stdin=subprocess.PIPE if password is not None else subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,  # a Ctrl-C meant for the referee must not kill Redis before the referee drains
+            preexec_fn=_in_child,
+        )
     if process.stdin is not None:
         with contextlib.suppress(OSError), process.stdin:
             process.stdin.write(f'requirepass "{password}"\n'.encode())
@@ -440,7 +444,8 @@ def _resp(*parts: bytes) -> bytes:
 
 
 def _log_tail(data: Path) -> str:
-    try:
-        return " | ".join((data / "redis.log").read_text(errors="replace").splitlines()[-5:])
-    except OSError:
-        return "(no log)"
+    said = []
+    for name in ("redis.log", "redis.stderr"):
+        with contextlib.suppress(OSError):
+            said += (data / name).read_text(errors="replace").splitlines()[-5:]
+    return " | ".join(said) or "(no log)"

@@ -27,7 +27,9 @@ from typing import Any
 import orjson
 
 import engine
+from engine import timeouts
 from engine.fairness import seed_commitment
+from server import clocks
 from server.bot_seats import HOUSE_BOTS, BotSeat, BotSeats
 from server.cache import (
     ENTRY_BYTES,
@@ -42,6 +44,7 @@ from server.cache import (
     public_seats,
     seats_at,
 )
+from server.clocks import parse_clock, view_fields
 from server.delay import NO_DELAY, DelayedStates, SpectatorDelay, hold_back
 from server.errors import (
     BadRequest,
@@ -120,6 +123,7 @@ class Tallies:
     replays: int = 0  # moves answered from their idempotency record
     games_created: int = 0
     games_finished: int = 0
+    timeouts: int = 0  # timeouts fired (forfeits and automatic moves)
 
 
 def check_game_id(game_id: str) -> None:
@@ -176,6 +180,8 @@ class Referee:
         self.bot_seats = bot_seats or BotSeats(store.client, op_timeout_s=store.op_timeout_s)
         #: Called after a game with house-bot seats is created (this process's bot host looks at once).
         self.on_bot_seats: Callable[[], None] | None = None
+        #: Called for each timeout this process fires: its policy and how late it fired (seconds, Redis's clock).
+        self.on_timeout: Callable[[str, float], None] | None = None
 
     # ---------------------------------------------------------------------------------------- authorization
 
@@ -230,6 +236,8 @@ class Referee:
     ) -> dict[str, Any]:
         view = engine.view(state, viewer)
         view.update(game_id=game.game_id, version=version, role=role, seats=seats or public_seats(game.meta))
+        if game.clock:
+            view.update(view_fields(game.clock))
         if role == "seat" and state.to_act == viewer and state.phase != "match_over":
             view["legal_moves"] = [_move_dict(m) for m in engine.legal_moves(state)]
         return view
@@ -251,6 +259,8 @@ class Referee:
         delay = SpectatorDelay.of_meta(meta)
         if delay.active:
             settings["spectator_delay"] = delay.to_dict()
+        if game.clock:
+            settings["time_control"] = parse_clock(game.clock).control.to_dict()
         if reveal and state.phase == "match_over":
             settings["seed"] = state.seed.hex()
             settings["preset_deals"] = [p.to_dict() for p in state.presets]
@@ -306,6 +316,9 @@ class Referee:
             "organizer_deals": bool(spec.presets or spec.seed is not None),
             **({"delay": spec.spectator_delay.to_dict()} if spec.spectator_delay.active else {}),
         }
+        control = spec.time_control.checked() if spec.time_control is not None else None
+        if control is not None and any(seat.open for seat in seats):
+            raise BadRequest("INVALID_TIME_CONTROL", "a game with open seats cannot have a time control (yet)")
         stored_state, stored_config = progress_json(state), config_json(state)
         stored_meta = json.dumps(meta, separators=(",", ":"))
         fields: dict[str, str | bytes] = {
@@ -314,6 +327,13 @@ class Referee:
             "version": "0",
             "meta": stored_meta,
         }
+        clock_seat, bound = -1, 0
+        if control is not None:
+            fields["clock"] = control.stored(len(seats))
+            clock_seat = state.to_act
+            if self.store.clock_unknown():
+                await self.store.ping()
+            bound = self.store.redis_now_ms(lower=True) + parse_clock(fields["clock"]).budget(clock_seat)
         # Kept a short time unless a move comes (the organizer's games: the idle time), and counted in the cap on
         # unfinished games (the organizer's too, but they are never refused).
         ttl_s = self.store.idle_ttl_s if organizer else self.store.unplayed_ttl_s
@@ -326,7 +346,7 @@ class Referee:
             await self.bot_seats.register(bots)
             # the first deal's events are version 0 of the log: a replay is the whole game as events
             deal = encode_entry(0, -1, b"null", [orjson.dumps(e.to_dict()) for e in dealt])
-            stored = await self.store.create(game_id, fields, deal, ttl_s=ttl_s)
+            stored = await self.store.create(game_id, fields, deal, ttl_s=ttl_s, clock_seat=clock_seat, bound=bound)
         except BaseException:
             if self.open_games is not None:
                 await release_quietly(self.open_games, game_id)
@@ -342,7 +362,8 @@ class Referee:
             self.on_bot_seats()
         for bot in bots:
             del tokens[bot.seat]
-        created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), stored_config)
+        created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), stored_config,
+                             clock=str(fields.get("clock", "")).encode())  # fmt: skip
         return {
             "game_id": game_id,
             "tokens": tokens,
@@ -486,14 +507,38 @@ class Referee:
         seat: int,
         move: engine.Move,
         idem: bytes,
+        *,
+        op: str = "m",
+        prefix: tuple[engine.Event, ...] = (),
+        chain: bool = False,
+        applied: tuple[engine.GameState, tuple[engine.Event, ...]] | None = None,
+        answer: bool = True,
     ) -> dict[str, Any] | int:
         """Apply ``move`` to ``state`` (the game at ``game.version``) and commit it: the response, or None when the
         game is no longer at that version or a seat was joined meanwhile (nothing was written): then the game's
-        version."""
-        new_state, events = engine.apply(state, seat, move)
+        version. With a time control: ``op`` is the clock's step (commit_move.lua: "m" a seat's move, refused
+        with OUT_OF_TIME past its deadline; "a", "c", "f" a timeout's, NotDue before it), ``prefix`` events come
+        before the move's (a timeout's), ``chain``: the seat's next decision is due at once. ``applied``: the
+        move already applied to ``state``; ``answer`` False: no view in the response (the firer's)."""
+        new_state, events = applied if applied is not None else engine.apply(state, seat, move)
+        if prefix:
+            events = prefix + events
         version = game.version + 1
         new_json = progress_json(new_state)
         payloads = [orjson.dumps(e.to_dict()) for e in events]
+        index = None
+        if type(move) is engine.Resign:
+            op = "r"
+        next_seat = new_state.to_act if new_state.phase != "match_over" else -1
+        # always: the script applies it to the game's clock whenever the hash has one, whatever this copy says
+        clock_step = clocks.step(op, next_seat, chain)
+        if game.clock and next_seat >= 0:
+            before = parse_clock(game.clock)
+            now = self.store.redis_now_ms(lower=True)
+            bound = now - 1 if chain else before.lower_bound(next_seat, now)
+            # the index holds an entry no later than the running deadline: one no earlier than it needs none
+            if before.seat < 0 or bound < before.deadline:
+                index = (clocks.shard_of(game.game_id), bound, version)
         result = await self.store.commit(
             game.game_id,
             base_version=game.version,
@@ -503,21 +548,34 @@ class Referee:
             idem=idem,
             joins=game.joins,
             match_over=new_state.phase == "match_over",
+            clock_step=clock_step,
+            index=index,
         )
         if result.outcome == "ok":
-            self._states.put(StoredGame(game.game_id, new_json, version, game.meta, game.config, game.joins), new_state)
+            new_clock, ticks = game.clock, list[dict[str, Any]]()
+            if game.clock and result.tail:
+                new_clock, ticks = clocks.after_commit(game.clock, result.tail)
+            stored = StoredGame(game.game_id, new_json, version, game.meta, game.config, game.joins, new_clock)
+            self._states.put(stored, new_state)
             if new_state.phase == "match_over":
                 self.tallies.games_finished += 1
                 log.info("match over at version %d", version, extra={"game_id": game.game_id})
                 if self.open_games is not None:
                     self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
+            told: list[dict[str, Any]] = [engine.event_for(e, seat) for e in events]
+            if ticks:  # public: as every viewer sees them
+                told = clocks.merged(told, [{"kind": t["kind"], "seat": t["seat"], **t["public"]} for t in ticks])
+            for i, e in enumerate(told, 1):
+                e["version"], e["index"] = version, i
             return {
                 "version": version,
-                "events": [
-                    {**engine.event_for(e, seat), "version": version, "index": i} for i, e in enumerate(events, 1)
-                ],
-                "view": self._view(game, new_state, version, seat, "seat"),
+                "events": told,
+                "view": self._view(stored, new_state, version, seat, "seat") if answer else None,
             }
+        if result.outcome == "out_of_time":
+            raise NotAllowedNow("OUT_OF_TIME", f"the seat's decision was due at {result.version} ms (Redis's clock)")
+        if result.outcome == "not_due":
+            raise clocks.NotDue(result.version)
         if result.outcome == "dup":
             self.tallies.replays += 1
             try:
@@ -532,6 +590,71 @@ class Referee:
         if result.outcome == "missing":
             raise GameNotFound("GAME_NOT_FOUND", f"no game {game.game_id}")
         return result.version
+
+    async def fire_timeout(self, game: StoredGame, clock: clocks.Clock, drawn: int | None = None) -> bool | None:
+        """Commit the timeout of ``game``'s running decision (``clock``, as loaded with ``game``), as a move at the
+        game's version: None when committed, True when the game moved on meanwhile (look again), False when it
+        is not due after all (Redis's clock says so). The move is the engine's (engine.timeouts). ``drawn``: the
+        card the seat drew by the game's last move, when the caller knows it (None: read from the log)."""
+        if not is_current_config(game.config):
+            return False
+        state = self._states.get(game)
+        seat = clock.seat
+        if state.phase == "match_over" or seat != state.to_act:
+            return True
+        control = clock.control
+        second_step = clock.deadline < clock.started  # an automatic move's discard, due at once
+        prefix: tuple[engine.Event, ...] = ()
+        if drawn is None:
+            drawn = await self._drawn_by(game, seat) if state.phase in ("discard", "play") else -1
+        if second_step:
+            move = timeouts.auto_move(state, drawn)
+            op = "c"
+        else:
+            autos = clock.autos[seat]
+            move = timeouts.timeout_move(state, control.policy, autos, control.max_auto_moves, drawn)
+            forfeit = type(move) is engine.LoseOnTime
+            op = "f" if forfeit else "a"
+            prefix = (
+                engine.Event("timed_out", seat, {"seat": seat, "policy": control.policy, "deadline_ms": clock.deadline,
+                                                 "forfeit": forfeit}),
+            )  # fmt: skip
+            if not forfeit:
+                prefix += (
+                    engine.Event("auto_moved", seat, {"seat": seat, "move": engine.move_to_dict(move),
+                                                      "auto_moves": autos + 1}),
+                )  # fmt: skip
+        after, played = engine.apply(state, seat, move)
+        chain = op == "a" and timeouts.continues(state, after, move)
+        try:
+            response = await self._commit_move(game, state, seat, move, b"", op=op, prefix=prefix, chain=chain,
+                                               applied=(after, played), answer=False)  # fmt: skip
+        except clocks.NotDue:
+            return False
+        if not isinstance(response, dict):
+            return True
+        if op != "c":
+            self.tallies.timeouts += 1
+            lateness = clocks.fired_lateness(response["events"], clock.deadline)
+            if self.on_timeout is not None and lateness is not None:
+                self.on_timeout(control.policy, lateness)
+        if chain:  # the discard, at once (another referee does it if this one dies now)
+            latest = self._states.latest(game.game_id)
+            if latest is not None and latest[0].clock:
+                card = next((e.secret["card"] for e in played if e.kind == "drew" and e.secret), None)
+                drawn = engine.parse_card(card) if card else -1
+                return await self.fire_timeout(latest[0], parse_clock(latest[0].clock), drawn)
+        return None
+
+    async def _drawn_by(self, game: StoredGame, seat: int) -> int:
+        """The card ``seat`` drew from the stock by the move of the game's version, -1 when that was no such draw."""
+        entry = await self.store.log_entry(game.game_id, game.version)
+        if entry is None or entry.seat != seat or (entry.move or {}).get("kind") != "draw_stock":
+            return -1
+        for e in entry.events:
+            if e["kind"] == "drew" and e.get("secret"):
+                return engine.parse_card(e["secret"]["card"])
+        return -1
 
     async def _answer_of(self, game: StoredGame, seat: int, version: int, move: engine.Move) -> dict[str, Any]:
         """The answer that the move committed as ``version`` got, rebuilt from the log (byte for byte the same

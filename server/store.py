@@ -41,6 +41,7 @@ from redis.backoff import ExponentialBackoff
 from redis.crc import key_slot
 
 from server import deadlines
+from server.clocks import INDEX_SCRIPT, shard_keys, shard_of
 from server.gamelog import LogEntry, decode_entry, event_payload
 from server.hotpath import ClusterHotPath, HotPath, NotSent
 
@@ -237,6 +238,7 @@ class StoredGame:
     meta: bytes
     config: bytes  # the configuration part (server.cache.config_json)
     joins: int = 0  # seats joined since the creation
+    clock: bytes = b""  # the time control's clock (server/clocks.py); b"": no time control
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,8 +247,9 @@ class CommitResult:
     idempotency key committed), ``conflict`` (version = the game's actual version), ``missing``, or ``late``
     (Redis ran the script after its fence: nothing written)."""
 
-    outcome: Literal["ok", "dup", "conflict", "missing", "late"]
-    version: int = 0
+    outcome: Literal["ok", "dup", "conflict", "missing", "late", "out_of_time", "not_due"]
+    version: int = 0  # out_of_time, not_due: the deadline (ms, Redis's clock)
+    tail: bytes = b""  # ok, with a clock: the clock tail appended to the log entry (server/clocks.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,7 +265,7 @@ def _script(name: str) -> str:
     return resources.files("server").joinpath("lua", name).read_text(encoding="utf-8")
 
 
-_LOAD_FIELDS = ("state", "version", "meta", "config", "joins")
+_LOAD_FIELDS = ("state", "version", "meta", "config", "joins", "clock")
 
 
 class GameStore:
@@ -366,6 +369,17 @@ class GameStore:
         names = list(shards)
         found = await asyncio.gather(*(probe(shards[name]) for name in names))
         return dict(zip(names, found, strict=True))
+    def clock_unknown(self) -> bool:
+        """Whether Redis's clock was not measured yet (``ping`` measures it)."""
+        return self._clock_offset is None
+
+    def redis_now_ms(self, *, lower: bool = False) -> int:
+        """Redis's clock now as this process estimates it (ms since the epoch); ``lower``: an estimate no later
+        than Redis's clock (the measurement's error and 5 ms taken off)."""
+        offset = self._clock_offset or 0.0
+        if lower:
+            return int((time.time() + offset - self._clock_error) * 1000) - 5
+        return int((time.time() + offset) * 1000)
 
     async def _measure_clock(self) -> None:
         before = time.time()
@@ -375,13 +389,19 @@ class GameStore:
         self._clock_error = (after - before) / 2
 
     async def create(self, game_id: str, fields: Mapping[str, str | bytes], deal_entry: bytes, *,
-                     ttl_s: int | None = None) -> bool:  # fmt: skip
+                     ttl_s: int | None = None, clock_seat: int = -1, bound: int = 0) -> bool:  # fmt: skip
         """Store a new game (hash fields plus the log's version-0 entry), to expire after ``ttl_s`` (default: the
-        unplayed time) unless a move comes; False if the id is already taken."""
+        unplayed time) unless a move comes; False if the id is already taken. ``clock_seat`` >= 0: the clock (field
+        "clock") starts for that seat, its deadline first written to the deadline index at ``bound``."""
         args: list[str | bytes] = [str(self.unplayed_ttl_s if ttl_s is None else ttl_s), str(len(fields))]
         for name, value in fields.items():
             args += [name, value]
-        args.append(deal_entry)
+        args += [deal_entry, str(clock_seat)]
+        if clock_seat >= 0:
+            async with self._op():
+                await self.client.execute_command(
+                    "EVAL", INDEX_SCRIPT, 2, *shard_keys(shard_of(game_id)), bound, game_id, 0
+                )
         async with self._op():
             created = await self._create(keys=game_keys(game_id), args=args)
         if created and self.wait_replicas:
@@ -401,7 +421,7 @@ class GameStore:
         if state is None or version is None or meta is None:
             return None
         return StoredGame(game_id=game_id, state_json=state, version=int(version), meta=meta,
-                          config=values[3] or b"", joins=int(values[4] or 0))  # fmt: skip
+                          config=values[3] or b"", joins=int(values[4] or 0), clock=values[5] or b"")  # fmt: skip
 
     async def commit(
         self,
@@ -415,11 +435,15 @@ class GameStore:
         joins: int = 0,
         match_over: bool = False,
         timeout_s: float | None = None,
+        clock_step: str = "",
+        index: tuple[int, int, int] | None = None,
     ) -> CommitResult:
         """Run commit_move.lua: version check, state, log entry, idempotency record (``idem``: its 16-byte key, or
         b"" for none), expiry (the finished-game time when ``match_over``, else the idle time again), all or
         nothing, and fenced: Redis writes nothing once ``timeout_s`` (default: the storage timeout, or the time left
-        before the caller's deadline if that is shorter: ``server.deadlines``) has passed.
+        before the caller's deadline if that is shorter: ``server.deadlines``) has passed. ``clock_step``: the
+        clock's step (commit_move.lua ARGV[10]); ``index``: (shard, lower bound of the new deadline, the version
+        committed), written to the deadline index before the commit (server/clocks.py).
 
         Raises StoreUnavailable when the move was not applied (and will not be), CommitOutcomeUnknown when that
         cannot be known (Redis answers neither the commit nor a check read after the fence)."""
@@ -435,26 +459,33 @@ class GameStore:
         fence_ms = int((fence + self._clock_offset) * 1000)
         ttl = self.finished_ttl_s if match_over else self.idle_ttl_s
         args: list[str | bytes | int] = [
-            base_version, state_json, commit_id, fence_ms, idem, ttl, self.idem_ttl_s, joins, entry,
+            base_version, state_json, commit_id, fence_ms, idem, ttl, self.idem_ttl_s, joins, entry, clock_step,
             "s" if self.sharded_events else "",
         ]  # fmt: skip
         keys = game_keys(game_id)
+        first: tuple[str | bytes | int, ...] = ()
+        if index is not None:
+            shard, bound, mark = index
+            first = ("EVAL", INDEX_SCRIPT, 2, *shard_keys(shard), bound, game_id, mark)
         try:
             if self._hot is not None:
-                outcome, value = await self._hot_commit(keys, args, timeout_s)
+                reply = await self._hot_commit(keys, args, timeout_s, first)
             else:
+                if first:
+                    async with _redis_errors(timeout_s):  # before the commit: a failure is plainly "not applied"
+                        await self.client.execute_command(*first)
                 async with _redis_errors(timeout_s):
-                    outcome, value = await self._commit(keys=keys, args=args)
+                    reply = await self._commit(keys=keys, args=args)
         except StoreUnavailable as exc:
             if isinstance(exc.__cause__, NotSent):
                 raise  # never written: not applied
             return await self._settle(game_id, base_version, commit_id, fence, exc)
-        kind = outcome.decode()
+        kind = reply[0].decode()
         if kind in ("ok", "dup") and self.wait_replicas:
-            await self.wait_replicated(game_id, int(value))
-        if kind in ("ok", "dup", "conflict", "missing", "late"):
-            return CommitResult(kind, version=int(value))
-        raise RuntimeError(f"commit_move.lua returned {outcome!r}")
+            await self.wait_replicated(game_id, int(reply[1]))
+        if kind in ("ok", "dup", "conflict", "missing", "late", "out_of_time", "not_due"):
+            return CommitResult(kind, version=int(reply[1]), tail=reply[2] if len(reply) > 2 else b"")
+        raise RuntimeError(f"commit_move.lua returned {reply!r}")
 
     async def wait_replicated(self, game_id: str, version: int) -> None:
         """Return once ``wait_replicas`` replicas of the game's node hold the game at ``version`` or later (Redis
@@ -506,13 +537,19 @@ class GameStore:
             raise cause  # the game is where the commit found it (or another commit made that version): not applied
         raise CommitOutcomeUnknown(f"the commit's outcome is unknown (the game moved on): {cause}")
 
-    async def _hot_commit(self, keys: list[str], args: list[str | bytes | int], wait_s: float) -> Any:
+    async def _hot_commit(
+        self, keys: list[str], args: list[str | bytes | int], wait_s: float, first: tuple[str | bytes | int, ...] = ()
+    ) -> Any:
         """EVALSHA of commit_move.lua on the hot path: Redis counts as hung after the storage timeout (the
-        connection is cut), this caller waits ``wait_s`` (its fence) at most."""
+        connection is cut), this caller waits ``wait_s`` (its fence) at most. ``first``: a command written just
+        before it on the same connection (Redis runs it first; the commit is not sent when it fails)."""
         assert self._hot is not None
         timeout_s = self.op_timeout_s
         try:
             try:
+                if first:
+                    return await self._hot.call_pair(timeout_s, first, ("EVALSHA", self._commit.sha, len(keys),
+                                                                        *keys, *args), wait_s=wait_s)  # fmt: skip
                 return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args,
                                             wait_s=wait_s)  # fmt: skip
             except rexc.NoScriptError:  # a Redis restarted without its script cache
@@ -592,6 +629,35 @@ class GameStore:
             async with self._op():
                 raw = await self.client.lrange(log_key(game_id), first, min(last, MAX_LOG_INDEX))
         return [_decoded(r) for r in raw]
+
+    async def log_entry(self, game_id: str, version: int) -> LogEntry | None:
+        """The log entry of one version (on the hot path when there is one: no wait for the pool), None if none."""
+        raw: Any
+        if self._hot is not None:
+            found = await self._hot_call("LRANGE", log_key(game_id), version, version)
+            raw = found[0] if found else None
+        else:
+            async with self._op():
+                raw = await self.client.lindex(log_key(game_id), version)
+        return None if raw is None else _decoded(raw)
+
+    async def eval(self, script: str, keys: list[str], args: list[str | int]) -> Any:
+        """EVAL of a small script (its text each time: never NOSCRIPT), on the hot path when there is one (no wait
+        for the pool), bounded by the storage timeout."""
+        if self._hot is not None:
+            return await self._hot_call("EVAL", script, len(keys), *keys, *args)
+        async with self._op():
+            return await self.client.eval(script, len(keys), *keys, *args)
+
+    def own_client(self, max_connections: int = 4) -> RedisClient:
+        """A client of the same Redis with a pool of its own (a background task's, so that it never holds the
+        connections requests wait for); a Cluster client is shared (it holds a pool per node)."""
+        if not isinstance(self.client, aioredis.Redis):
+            return self.client
+        pool = self.client.connection_pool
+        own = _BoundedPool(connection_class=pool.connection_class, max_connections=max_connections,
+                           timeout=POOL_TIMEOUT_S, **pool.connection_kwargs)  # fmt: skip
+        return aioredis.Redis.from_pool(own)
 
     async def events_since(self, game_id: str, after: tuple[int, int], count: int | None = None) -> list[StoredEvent]:
         """Events after log position ``after`` = (version, index), oldest first (at most ``count``)."""

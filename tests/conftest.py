@@ -70,9 +70,10 @@ def private_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalC
 _PROCESS_FIXTURES = frozenset({"redis_server", "private_redis", "redis_cluster", "private_cluster"})
 #: Test modules that start processes (redis-server, `serve`, node, docker-compose, make) by themselves.
 _PROCESS_MODULES = frozenset({
-    "test_bench_service.py", "test_buf.py", "test_bundled_redis.py", "test_ci_contract.py", "test_cli.py",
-    "test_cluster.py", "test_compose.py", "test_concurrency.py", "test_errors.py", "test_node_client.py",
-    "test_outage.py", "test_play.py", "test_readme_examples.py", "test_redis_launcher.py", "test_tournament.py",
+    "test_bench_clock.py", "test_bench_service.py", "test_buf.py", "test_bundled_redis.py", "test_ci_contract.py",
+    "test_cli.py", "test_clocks.py", "test_cluster.py", "test_compose.py", "test_concurrency.py", "test_errors.py",
+    "test_node_client.py", "test_outage.py", "test_play.py", "test_readme_examples.py", "test_redis_launcher.py",
+    "test_tournament.py",
     "test_soak.py", "test_storage_faults.py",
 })  # fmt: skip
 

@@ -17,20 +17,29 @@ from clients.sdk.values import (
     NO_RETRY,
     Analysis,
     Arrangement,
+    Bank,
+    Clock,
     CreatedGame,
     GameInfo,
     GameSnapshot,
     JoinedSeat,
     MoveResult,
+    PerMove,
     Replay,
     RetryPolicy,
     SeatSpec,
     Settings,
+    TimeControl,
+    TimeoutPolicy,
+    time_control_from_text,
+    time_control_text,
 )
+from clients.view import SeatClock
 
 __all__ = [
-    "FROM_START", "NO_RETRY", "Analysis", "Arrangement", "AsyncRefereeClient", "AsyncWatch", "CreatedGame",
-    "GameInfo", "GameSnapshot", "JoinedSeat", "MoveResult", "RefereeClient", "RefereeError", "Replay", "RetryPolicy",
-    "SeatSpec", "Settings", "Watch", "event_from_proto", "legal_from_proto", "move_from_proto", "move_to_proto",
-    "view_dict_from_proto", "view_from_proto",
-]
+    "FROM_START", "NO_RETRY", "Analysis", "Arrangement", "AsyncRefereeClient", "AsyncWatch", "Bank", "Clock",
+    "CreatedGame", "GameInfo", "GameSnapshot", "JoinedSeat", "MoveResult", "PerMove", "RefereeClient",
+    "RefereeError", "Replay", "RetryPolicy", "SeatClock", "SeatSpec", "Settings", "TimeControl", "TimeoutPolicy",
+    "Watch", "event_from_proto", "legal_from_proto", "move_from_proto", "move_to_proto", "time_control_from_text",
+    "time_control_text", "view_dict_from_proto", "view_from_proto",
+]  # fmt: skip

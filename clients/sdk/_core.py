@@ -27,6 +27,8 @@ from clients.sdk.values import (
     RetryPolicy,
     SeatSpec,
     Settings,
+    TimeControl,
+    TimeoutPolicy,
 )
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
@@ -191,8 +193,11 @@ def create_request(
     allow_spectators: bool,
     preset_deals: Iterable[engine.Deal],
     seed: bytes | None,
+    time_control: TimeControl | None = None,
+    timeout_policy: TimeoutPolicy | None = None,
 ) -> rpb.CreateGameRequest:
-    """The CreateGame request."""
+    """The CreateGame request (a time control or a policy of the wrong type: TypeError, before anything is sent;
+    a policy without a time control: ValueError, as the referee would refuse it)."""
     specs = [SeatSpec(s, "human") if isinstance(s, str) else s for s in seats]
     request = rpb.CreateGameRequest(
         profile=profile,
@@ -204,6 +209,12 @@ def create_request(
         preset_deals=[convert.deal_to_proto(d) for d in preset_deals],
         seed=seed or b"",
     )  # fmt: skip
+    if time_control is not None:
+        request.time_control.CopyFrom(convert.time_control_to_proto(time_control))
+    if timeout_policy is not None:
+        if time_control is None:
+            raise ValueError("a timeout policy needs a time control")
+        request.timeout_policy.CopyFrom(convert.timeout_policy_to_proto(timeout_policy))
     if target_score is not None:
         request.match.target_score = target_score
     if max_hands is not None:

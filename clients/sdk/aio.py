@@ -25,6 +25,8 @@ from clients.sdk.values import (
     MoveResult,
     Replay,
     RetryPolicy,
+    TimeControl,
+    TimeoutPolicy,
 )
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
@@ -117,12 +119,15 @@ class AsyncRefereeClient:
         allow_spectators: bool = False,
         preset_deals: Iterable[engine.Deal] = (),
         seed: bytes | None = None,
+        time_control: TimeControl | None = None,
+        timeout_policy: TimeoutPolicy | None = None,
         token: str | None = None,
         timeout: float | None = None,
     ) -> CreatedGame:
         """See ``RefereeClient.create_game`` (not retried)."""
         request = _core.create_request(
-            profile, seats, options, target_score, max_hands, allow_spectators, preset_deals, seed
+            profile, seats, options, target_score, max_hands, allow_spectators, preset_deals, seed, time_control,
+            timeout_policy,
         )
         response, _ = await self._call(self._stub.CreateGame, request, token, timeout, NO_RETRY)
         game = _core.created(response)

@@ -33,6 +33,8 @@ from clients.sdk.values import (
     MoveResult,
     Replay,
     RetryPolicy,
+    TimeControl,
+    TimeoutPolicy,
 )
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
@@ -139,13 +141,19 @@ class RefereeClient:
         allow_spectators: bool = False,
         preset_deals: Iterable[engine.Deal] = (),
         seed: bytes | None = None,
+        time_control: TimeControl | None = None,
+        timeout_policy: TimeoutPolicy | None = None,
         token: str | None = None,
         timeout: float | None = None,
     ) -> CreatedGame:
         """Create a game (seats as display names or ``SeatSpec``); preset deals and seeds need the organizer
-        token. Not retried (a resend could create a second game)."""
+        token. ``time_control``: ``PerMove(limit)``, ``Clock(initial, increment)`` or ``Bank(allowance, bank)``
+        (seconds; None: none), kept by the referee; ``timeout_policy``: what it does when a decision is due
+        (``TimeoutPolicy("forfeit_match")``, the default, or ``TimeoutPolicy("auto_move", n)``). Not retried (a
+        resend could create a second game)."""
         request = _core.create_request(
-            profile, seats, options, target_score, max_hands, allow_spectators, preset_deals, seed
+            profile, seats, options, target_score, max_hands, allow_spectators, preset_deals, seed, time_control,
+            timeout_policy,
         )
         response, _ = self._call(self._stub.CreateGame, request, token, timeout, NO_RETRY)
         game = _core.created(response)

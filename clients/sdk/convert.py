@@ -9,13 +9,16 @@ numbers come back as ints, so an event dict compares equal to the engine's.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.protobuf import struct_pb2
 
 import engine
 from clients.view import View, card_int, card_texts
 from rummy_pb.rummy.v1 import game_pb2 as pb
+
+if TYPE_CHECKING:
+    from clients.sdk.values import TimeControl, TimeoutPolicy
 
 PHASE_NAMES: dict[int, str] = {
     pb.PHASE_TAKE_OR_PASS: "take_or_pass", pb.PHASE_DRAW: "draw", pb.PHASE_DISCARD: "discard",
@@ -184,12 +187,89 @@ def options_from_proto(options: Mapping[str, pb.OptionValue]) -> dict[str, Optio
 
 
 def event_from_proto(event: pb.Event) -> dict[str, Any]:
-    """An event as ``engine.event_for`` gives it (kind, seat (-1: none), its fields) plus version and index."""
+    """An event as ``engine.event_for`` gives it (kind, seat (-1: none), its fields) plus version and index; a
+    clock event (clock_started, clock_stopped, timed_out, auto_moved) also ``clocks`` (every seat's, as in a view
+    dict) and, clock_started, ``deadline_ms``."""
     d: dict[str, Any] = {"kind": event.kind, "seat": event.seat if event.HasField("seat") else -1}
     d.update(plain(event.data))
+    if event.clocks:
+        d["clocks"] = clocks_from_proto(event.clocks)
+    if event.HasField("deadline_ms"):
+        d["deadline_ms"] = event.deadline_ms
     d["version"] = event.version
     d["index"] = event.index
     return d
+
+
+# ------------------------------------------------------------------------------------------------- clocks
+
+
+def clocks_from_proto(clocks: Iterable[pb.SeatClock]) -> list[dict[str, Any]]:
+    """Every seat's clock as view-dict entries (``clients.view.SeatClock.from_dict`` reads them)."""
+    return [
+        {"seat": c.seat, "remaining_ms": c.remaining_ms, "running": c.running,
+         "started_ms": c.started_ms if c.HasField("started_ms") else None,
+         "deadline_ms": c.deadline_ms if c.HasField("deadline_ms") else None, "auto_moves": c.auto_moves}
+        for c in clocks
+    ]  # fmt: skip
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def time_control_to_proto(tc: object) -> pb.TimeControl:
+    """The TimeControl message of ``PerMove``, ``Clock`` or ``Bank`` (None: none; anything else: TypeError)."""
+    from clients.sdk.values import Bank, Clock, PerMove  # values imports this module
+
+    if tc is None:
+        return pb.TimeControl()
+    if isinstance(tc, PerMove):
+        return pb.TimeControl(per_move=pb.TimeControl.PerMove(limit_ms=_ms(tc.limit)))
+    if isinstance(tc, Clock):
+        return pb.TimeControl(clock=pb.TimeControl.Clock(initial_ms=_ms(tc.initial), increment_ms=_ms(tc.increment)))
+    if isinstance(tc, Bank):
+        return pb.TimeControl(bank=pb.TimeControl.Bank(allowance_ms=_ms(tc.allowance), bank_ms=_ms(tc.bank)))
+    raise TypeError(f"a time control is a PerMove, a Clock or a Bank (clients.sdk), not {tc!r}")
+
+
+def time_control_from_proto(tc: pb.TimeControl) -> TimeControl | None:
+    """``PerMove``, ``Clock`` or ``Bank`` of a TimeControl message; None when it has no kind."""
+    from clients.sdk.values import Bank, Clock, PerMove
+
+    which = tc.WhichOneof("kind")
+    if which == "per_move":
+        return PerMove(tc.per_move.limit_ms / 1000)
+    if which == "clock":
+        return Clock(tc.clock.initial_ms / 1000, tc.clock.increment_ms / 1000)
+    if which == "bank":
+        return Bank(tc.bank.allowance_ms / 1000, tc.bank.bank_ms / 1000)
+    return None
+
+
+TIMEOUT_POLICY_KINDS: dict[str, pb.TimeoutPolicy.Kind.ValueType] = {
+    "forfeit_match": pb.TimeoutPolicy.KIND_FORFEIT_MATCH, "auto_move": pb.TimeoutPolicy.KIND_AUTO_MOVE,
+}  # fmt: skip
+TIMEOUT_POLICY_NAMES: dict[int, str] = {int(v): k for k, v in TIMEOUT_POLICY_KINDS.items()}
+
+
+def timeout_policy_to_proto(policy: object) -> pb.TimeoutPolicy:
+    """The TimeoutPolicy message of a ``TimeoutPolicy`` (None: unset; anything else: TypeError)."""
+    from clients.sdk.values import TimeoutPolicy
+
+    if policy is None:
+        return pb.TimeoutPolicy()
+    if not isinstance(policy, TimeoutPolicy):
+        raise TypeError(f"a timeout policy is a clients.sdk.TimeoutPolicy, not {policy!r}")
+    return pb.TimeoutPolicy(kind=TIMEOUT_POLICY_KINDS[policy.kind], max_auto_moves=policy.max_auto_moves)
+
+
+def timeout_policy_from_proto(policy: pb.TimeoutPolicy) -> TimeoutPolicy:
+    """The ``TimeoutPolicy`` of a TimeoutPolicy message (an unset kind is forfeit_match, the referee's default)."""
+    from clients.sdk.values import TimeoutPolicy
+
+    kind = TIMEOUT_POLICY_NAMES.get(policy.kind, "forfeit_match")
+    return TimeoutPolicy(kind, policy.max_auto_moves if kind == "auto_move" else 0)
 
 
 def _hand_result(h: pb.HandResult) -> dict[str, Any]:
@@ -260,6 +340,9 @@ def view_dict_from_proto(v: pb.GameView) -> dict[str, Any]:
         d["stock"] = list(v.stock)
     elif role == "seat":
         d["hand"] = list(v.hand)
+    if v.clocks:  # a game with a time control
+        d["clocks"] = clocks_from_proto(v.clocks)
+        d["deadline_ms"] = v.deadline_ms if v.HasField("deadline_ms") else None
     d.update(
         game_id=v.game_id, version=v.version, role=role,
         seats=[{"name": s.display_name, "kind": SEAT_KIND_NAMES.get(s.kind, "human"), "open": s.open}

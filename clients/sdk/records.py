@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import engine
 from clients.sdk.fairness import fairness_settings
-from clients.sdk.values import Replay, Settings
+from clients.sdk.values import Replay, Settings, time_control_text
 
 if TYPE_CHECKING:
     from clients.sdk.client import RefereeClient
@@ -47,7 +47,13 @@ def _plain(value: object) -> object:
 
 
 def settings_dict(settings: Settings) -> dict[str, Any]:
-    """The game's settings as JSON-able values."""
+    """The game's settings as JSON-able values (with a time control: ``time_control``, its short text, and
+    ``timeout_policy``)."""
+    clock: dict[str, Any] = {}
+    if settings.time_control is not None:
+        policy = settings.timeout_policy
+        clock = {"time_control": time_control_text(settings.time_control),
+                 "timeout_policy": {"kind": policy.kind, "max_auto_moves": policy.max_auto_moves} if policy else None}
     return {
         "profile": settings.profile,
         "options": dict(settings.options),
@@ -55,6 +61,7 @@ def settings_dict(settings: Settings) -> dict[str, Any]:
         "spectators_allowed": settings.spectators_allowed,
         "organizer_deals": settings.organizer_deals,
         **fairness_settings(settings),  # the seed commitment, and once the match is over the seed: `verify`
+        **clock,
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ from typing import Any
 
 import engine
 from clients.sdk import convert
-from clients.view import View
+from clients.view import SeatClock, View
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 
@@ -35,6 +36,109 @@ class RetryPolicy:
 
 
 NO_RETRY = RetryPolicy(attempts=1)
+
+
+#: The referee's bounds of every duration of a time control: 1 ms .. one day.
+MAX_TIME_CONTROL_S = 86_400.0
+
+
+def _seconds(value: object, name: str, zero: bool = False) -> float:
+    """A duration of a time control in seconds, checked: a number (not a bool), from 1 ms (0 where ``zero``) to
+    one day once rounded to whole milliseconds (the referee's unit)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise TypeError(f"{name} is a number of seconds, not {value!r}")
+    ms = round(value * 1000)
+    if value < 0 or ms > MAX_TIME_CONTROL_S * 1000 or (ms < 1 and not (zero and value == 0)):
+        raise ValueError(f"{name} must be {'0' if zero else '0.001'} to {MAX_TIME_CONTROL_S:g} seconds, not {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class PerMove:
+    """A time control: ``limit`` seconds for every decision (every move a seat must make), none carried over."""
+
+    limit: float
+
+    def __post_init__(self) -> None:
+        _seconds(self.limit, "PerMove.limit")
+
+
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """A time control: a clock per seat (Fischer), ``initial`` seconds at the start of the match, ``increment``
+    seconds added after each of its decisions; a decision is due when the seat's clock would reach zero."""
+
+    initial: float
+    increment: float = 0.0
+
+    def __post_init__(self) -> None:
+        _seconds(self.initial, "Clock.initial")
+        _seconds(self.increment, "Clock.increment", zero=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Bank:
+    """A time control: ``allowance`` free seconds for each decision, and a bank of ``bank`` seconds per seat spent
+    only beyond it (as Kaggle's bot referee does)."""
+
+    allowance: float
+    bank: float
+
+    def __post_init__(self) -> None:
+        _seconds(self.allowance, "Bank.allowance")
+        _seconds(self.bank, "Bank.bank")
+
+
+TimeControl = PerMove | Clock | Bank
+TIMEOUT_POLICIES = ("forfeit_match", "auto_move")
+
+
+@dataclass(frozen=True, slots=True)
+class TimeoutPolicy:
+    """What the referee does when a seat's decision is due: ``forfeit_match`` (the seat loses the match on time)
+    or ``auto_move`` (the referee plays a fixed move for it; after ``max_auto_moves`` in a row, 0 = the referee's
+    default of 3, its next timeout forfeits)."""
+
+    kind: str = "forfeit_match"
+    max_auto_moves: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in TIMEOUT_POLICIES:
+            raise ValueError(f"a timeout policy is {' or '.join(TIMEOUT_POLICIES)}, not {self.kind!r}")
+        if isinstance(self.max_auto_moves, bool) or not isinstance(self.max_auto_moves, int):
+            raise TypeError(f"max_auto_moves is an int, not {self.max_auto_moves!r}")
+        if not 0 <= self.max_auto_moves <= 1000 or (self.max_auto_moves and self.kind != "auto_move"):
+            raise ValueError(f"max_auto_moves is 0..1000, and only for auto_move, not {self.max_auto_moves!r}")
+
+
+def time_control_from_text(text: str) -> TimeControl:
+    """A time control from its short text: ``10`` (seconds per move), ``60+1`` (a clock: initial + increment
+    seconds), ``bank:2+60`` (an allowance per move + a bank). ValueError for anything else."""
+    raw = text.strip()
+    try:
+        if raw.startswith("bank:"):
+            allowance, plus, bank = raw[5:].partition("+")
+            if not plus:
+                raise ValueError("bank:ALLOWANCE+BANK")
+            return Bank(float(allowance), float(bank))
+        if "+" in raw:
+            initial, _, increment = raw.partition("+")
+            return Clock(float(initial), float(increment))
+        return PerMove(float(raw))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"bad time control {text!r} (SECONDS per move, INITIAL+INCREMENT for a clock, "
+                         f"bank:ALLOWANCE+BANK; seconds from 0.001 to {MAX_TIME_CONTROL_S:g}): {exc}") from None
+
+
+def time_control_text(tc: TimeControl | None) -> str:
+    """The short text of a time control (``time_control_from_text`` reads it back); ``none`` for None."""
+    if tc is None:
+        return "none"
+    if isinstance(tc, PerMove):
+        return f"{tc.limit:g}"
+    if isinstance(tc, Clock):
+        return f"{tc.initial:g}+{tc.increment:g}"
+    return f"bank:{tc.allowance:g}+{tc.bank:g}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +168,10 @@ class Settings:
     seed: bytes | None = None
     #: the organizer's preset deals, revealed with the seed (dealer, hands, upcard, stock as card texts)
     preset_deals: tuple[Mapping[str, Any], ...] = ()
+    #: the time control (None: none)
+    time_control: TimeControl | None = None
+    #: the timeout policy, pinned by the referee (None without a time control)
+    timeout_policy: TimeoutPolicy | None = None
 
     @staticmethod
     def from_proto(s: pb.GameSettings) -> Settings:
@@ -87,6 +195,9 @@ class Settings:
                 }
                 for d in s.preset_deals
             ),
+            time_control=convert.time_control_from_proto(s.time_control),
+            timeout_policy=convert.timeout_policy_from_proto(s.timeout_policy) if s.HasField("time_control") and
+            s.time_control.WhichOneof("kind") else None,
         )
 
     @property
@@ -148,6 +259,16 @@ class GameSnapshot:
     def to_act(self) -> int | None:
         """The seat to act, None once the match is over."""
         return None if self.view.to_act < 0 else self.view.to_act
+
+    @property
+    def clocks(self) -> tuple[SeatClock, ...]:
+        """Every seat's clock (empty without a time control)."""
+        return self.view.clocks
+
+    @property
+    def deadline_ms(self) -> int | None:
+        """When the decision of the seat to act is due (ms since the epoch, the referee's clock), or None."""
+        return self.view.deadline_ms
 
     @property
     def my_turn(self) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import engine
 from clients.terminal.render import Style, cards, hand_line, meld_line
 
 _REASONS = {
@@ -62,7 +63,26 @@ def describe(
         return reveal(event, names, style)
     if kind == "match_ended":
         return match_over(event, names, style)
-    return None
+    if kind == "timed_out":
+        then = "the match is lost on time" if event.get("forfeit") else "the referee moves instead"
+        return style.bold(f"{who}: out of time, {then}.")
+    if kind == "auto_moved":
+        return f"The referee played {_move_words(event.get('move'))} for {who} " \
+               f"({_ordinal(int(event.get('auto_moves', 1)))} in a row)."
+    return None  # dealt (the hand is drawn), clock_started and clock_stopped (the clocks line shows them)
+
+
+def _move_words(move: object) -> str:
+    if not isinstance(move, Mapping):
+        return "a move"
+    try:
+        return engine.move_text(engine.move_from_dict(dict(move)))
+    except (engine.RuleError, KeyError, TypeError, ValueError):
+        return "a move"
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def _hand_started(event: Mapping[str, Any], names: Sequence[str], style: Style, rules: Mapping[str, Any]) -> str:

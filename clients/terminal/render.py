@@ -197,11 +197,42 @@ def scores_line(view: View, names: Sequence[str], target: int | None) -> str:
     return parts + (f"   (playing to {target})" if target else "")
 
 
+def clock_text(seconds: float) -> str:
+    """A time left: ``4:05``, and tenths under ten seconds (``0:07.3``)."""
+    seconds = max(0.0, seconds)
+    if seconds < 10:
+        return f"0:{seconds:04.1f}"
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{whole // 60}:{whole % 60:02d}"
+
+
+def clocks_line(view: View, names: Sequence[str], style: Style, now: float | None = None) -> str | None:
+    """Every seat's time left in a game with a time control (the seat to act counting down: its time left now),
+    or None without one: ``You 4:05 · Gin bot 3:58 (thinking)``."""
+    if not view.clocks:
+        return None
+    parts = []
+    for c in view.clocks:
+        name = names[c.seat] if 0 <= c.seat < len(names) else f"Seat {c.seat}"
+        text = f"{name} {clock_text(c.left(now))}"
+        if c.running:
+            text = style.bold(text) + (" (your move)" if c.seat == view.seat else " (thinking)")
+        if c.auto_moves:
+            text += f" ({c.auto_moves} move{'' if c.auto_moves == 1 else 's'} played by the referee)"
+        parts.append(text)
+    return " · ".join(parts)
+
+
 def table(view: View, names: Sequence[str], style: Style, *, title: str, by_rank: bool = False) -> str:
-    """The whole table as the human sees it: scores, other seats, stock, discard pile, melds, the knock, the hand."""
+    """The whole table as the human sees it: scores, clocks, other seats, stock, discard pile, melds, the knock, the
+    hand."""
     rules = view.rules
     lines = [style.bold(f"── {title} · hand {view.hand_no + 1} · dealer: {names[view.dealer]} ──")]
     lines.append(f"Scores:   {scores_line(view, names, _int(rules.get('target_score')))}")
+    clocks = clocks_line(view, names, style)
+    if clocks:
+        lines.append(f"Clocks:   {clocks}")
     for seat in range(view.players):
         if seat == view.seat:
             continue

@@ -7,6 +7,7 @@ up to the version it is about to show before it draws the table, so what the bot
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 import shutil
@@ -121,10 +122,25 @@ class Session:
         self._ended = False
         self._watch: Any = None
         self._revealed = False  # a hand's end was shown: the next deal waits for Enter
+        self._status = False  # a clocks status line is shown (a terminal only): the next output replaces it
 
     def say(self, text: str = "") -> None:
         """Print a line (or several)."""
+        if self._status:
+            self.out.write("\r\x1b[K")
+            self._status = False
         print(text, file=self.out, flush=True)
+
+    def show_clocks(self, snap: GameSnapshot) -> None:
+        """On a terminal, while another seat thinks in a game with a time control: the clocks, counting down, on
+        a status line of their own (replaced by the next output)."""
+        isatty = getattr(self.out, "isatty", None)
+        line = render.clocks_line(snap.view, self.names, self.style)
+        if line is None or not (callable(isatty) and isatty()) or snap.over or os.environ.get("TERM") == "dumb":
+            return
+        self.out.write(f"\r\x1b[K  {line}")
+        self.out.flush()
+        self._status = True
 
     # ---------------------------------------------------------------------------------------------- stream
 
@@ -235,8 +251,10 @@ class Session:
                 return True
             if not snap.my_turn:
                 idle = 0
+                self.show_clocks(snap)
                 while not self.pump(0.5) and idle < 4 and not self._ended:  # a look every 2 s without events
                     idle += 1
+                    self.show_clocks(snap)
                     trouble = next((t for t in (b.trouble() for b in self.bots) if t), None)
                     if trouble:
                         self.say(trouble)
@@ -267,6 +285,11 @@ class Session:
                     return self.fetch()
                 if not err.rejected_move:
                     raise
+                if snap.view.deadline_ms is not None:
+                    now = self.fetch()
+                    if now.version != snap.version:  # the referee's timeout came first
+                        self.say(f"Too late: you ran out of time [{err.reason or err.code.name}].")
+                        return now
                 self.say(f"The referee refused {render.move(choice, self.style)}: "
                          f"{err.message} [{err.reason or err.code.name}]")  # fmt: skip
                 continue
@@ -281,8 +304,10 @@ class Session:
     def _read_choice(self, snap: GameSnapshot, moves: Sequence[engine.Move], title: str) -> engine.Move:
         """Read lines until one names a move; commands are answered on the way."""
         while True:
+            left = snap.view.time_left()
+            prompt = "> " if left is None else f"[{render.clock_text(left)} left] > "
             try:
-                line = self.ask("> ").strip()
+                line = self.ask(prompt).strip()
             except (EOFError, KeyboardInterrupt):
                 self.say()
                 raise Quit from None

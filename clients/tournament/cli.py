@@ -53,14 +53,22 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--deals", type=int, help="duplicate deals; each combination of entrants plays each deal in "
                                              "every rotation of its seats (default 10)")  # fmt: skip
     g.add_argument("--seed", help="seed text of the deals and the bots (default: a fresh random one, printed)")
+    t = g.add_mutually_exclusive_group()
+    t.add_argument("--move-timeout", type=float, metavar="SECONDS",
+                   help="the referee's time control: SECONDS for every move (default 10); a bot out of time loses "
+                        "the match on time")
+    t.add_argument("--clock", metavar="INITIAL+INCREMENT",
+                   help="the referee's time control: a clock per seat, INITIAL seconds plus INCREMENT seconds "
+                        "after each move (e.g. 60+1)")
+    t.add_argument("--time-bank", metavar="ALLOWANCE+BANK",
+                   help="the referee's time control: ALLOWANCE free seconds per move and a BANK of seconds per "
+                        "seat spent beyond it (e.g. 1+30)")
     r = p.add_argument_group("how it is run")
     r.add_argument("--referee", metavar="HOST:PORT", help="a running referee, or several sharing one Redis as "
                    "HOST:PORT,HOST:PORT (calls balanced over them; default: start one of our own)")  # fmt: skip
     r.add_argument("--organizer-token", default=os.environ.get("RUMMY_ORGANIZER_TOKEN"),
                    help="the referee's organizer token, needed with --referee (default: $RUMMY_ORGANIZER_TOKEN)")
     r.add_argument("--parallel", type=int, default=2, metavar="N", help="games played at once (default 2)")
-    r.add_argument("--move-timeout", type=float, default=10.0, metavar="SECONDS",
-                   help="a bot that takes longer to move forfeits the game (default 10)")
     r.add_argument("--out", type=Path, default=Path("tournament-results"), metavar="DIR",
                    help="output directory: journal, results.json, CSV files, ratings.png "
                         "(default ./tournament-results)")
@@ -85,6 +93,12 @@ def _config(args: argparse.Namespace, previous: Config | None) -> tuple[Config, 
     for name in ("players", "hands_per_match", "target_score", "deals", "seed"):
         if getattr(args, name) is not None:
             fields[name] = getattr(args, name)
+    if args.move_timeout is not None:
+        fields["time_control"] = f"{args.move_timeout:g}"
+    elif args.clock is not None:
+        fields["time_control"] = args.clock if "+" in args.clock else f"{args.clock}+0"
+    elif args.time_bank is not None:
+        fields["time_control"] = f"bank:{args.time_bank}"
     if previous is not None:
         wanted = replace(previous, **fields)
         diff = previous.differences(wanted)
@@ -128,8 +142,8 @@ def _load(args: argparse.Namespace) -> tuple[Config, list[Entrant], list[GameRec
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `rummy-tournament`."""
     args = _parser().parse_args(argv)
-    if args.parallel < 1 or args.move_timeout <= 0 or (args.stop_after is not None and args.stop_after < 1):
-        print("rummy-tournament: --parallel, --move-timeout and --stop-after must be positive", file=sys.stderr)
+    if args.parallel < 1 or (args.stop_after is not None and args.stop_after < 1):
+        print("rummy-tournament: --parallel and --stop-after must be positive", file=sys.stderr)
         return EXIT_CONFIG
     if args.referee and not args.organizer_token:
         print("rummy-tournament: --referee needs the organizer token (--organizer-token or $RUMMY_ORGANIZER_TOKEN): "
@@ -220,8 +234,8 @@ def _play(
         def on_failure(game: ScheduledGame, message: str) -> None:
             bar.write(f"rummy-tournament: game {game.key} failed: {message}", file=sys.stderr)
 
-        arena = Arena(config, {e.name: e for e in entrants}, client, ref.organizer_token, args.move_timeout,
-                      args.out / "logs", out_dir=args.out)  # fmt: skip
+        arena = Arena(config, {e.name: e for e in entrants}, client, ref.organizer_token, args.out / "logs",
+                      out_dir=args.out)  # fmt: skip
         try:
             return run_games(arena, todo, args.parallel, on_record, on_failure, args.stop_after)
         finally:

@@ -29,7 +29,10 @@ class GameRecord:
 
     ``totals``/``winners``: the match result (empty winners when the game was abandoned by a forfeit);
     ``forfeits``: the seats that forfeited, with the ``reasons``; ``hands``: hands played; ``game_id``: the
-    referee's id of the game (for GetReplay); ``seconds``: how long it took."""
+    referee's id of the game (for GetReplay); ``seconds``: how long it took; ``ends``: how the match ended for
+    each seat, as the referee's result says (``finished``, ``lost_on_time``, ``resigned``,
+    ``forfeited_by_organizer``), or ``forfeit`` for a seat that forfeited (left out: ``forfeit`` for the forfeits,
+    ``finished`` for the others, as in journals from before)."""
 
     key: str
     deal: int
@@ -41,6 +44,12 @@ class GameRecord:
     hands: int = 0
     game_id: str = ""
     seconds: float = 0.0
+    ends: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.ends:  # a record from before: the forfeits forfeited, the others finished
+            ends = tuple("forfeit" if i in self.forfeits else "finished" for i in range(len(self.seats)))
+            object.__setattr__(self, "ends", ends)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
@@ -48,6 +57,7 @@ class GameRecord:
             "key": self.key, "deal": self.deal, "seats": list(self.seats), "totals": list(self.totals),
             "winners": list(self.winners), "forfeits": list(self.forfeits), "reasons": list(self.reasons),
             "hands": self.hands, "game_id": self.game_id, "seconds": round(self.seconds, 3),
+            "ends": list(self.ends),
         }  # fmt: skip
 
     @staticmethod
@@ -58,6 +68,7 @@ class GameRecord:
             totals=tuple(int(t) for t in d["totals"]), winners=tuple(int(w) for w in d["winners"]),
             forfeits=tuple(int(f) for f in d.get("forfeits", ())), reasons=tuple(str(r) for r in d.get("reasons", ())),
             hands=int(d.get("hands", 0)), game_id=str(d.get("game_id", "")), seconds=float(d.get("seconds", 0.0)),
+            ends=tuple(str(e) for e in d.get("ends", ())),
         )  # fmt: skip
 
 

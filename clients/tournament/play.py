@@ -1,10 +1,12 @@
 """Playing the schedule through the referee: one game at a time per worker, ``parallel`` workers, each seat played
 by ``clients.runner.play_seat`` in a thread of its own.
 
-A seat whose bot raises, answers after ``move_timeout`` seconds or makes a move the referee refuses forfeits (the
-runner says so); the other seats of that game are then stopped, and the game is recorded as lost by the
-forfeiting seat. A game that fails for another reason (the referee unreachable, a bug) is not recorded: a later
-``--resume`` plays it again.
+The referee keeps the time: every game is created with the tournament's time control and the ``forfeit_match``
+timeout policy, so a seat out of time loses the match on time (the game ends with the referee's result, and the
+record says how it ended for each seat: ``ends``). A seat whose bot raises or makes a move the referee refuses
+forfeits (the runner says so); the other seats of that game are then stopped, and the game is recorded as lost by
+the forfeiting seat. A game that fails for another reason (the referee unreachable, a bug) is not recorded: a
+later ``--resume`` plays it again.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from clients.runner import SeatResult, play_seat
-from clients.sdk import CreatedGame, RefereeClient, RefereeError, SeatSpec
+from clients.sdk import Bank, Clock, CreatedGame, PerMove, RefereeClient, RefereeError, SeatSpec, TimeoutPolicy
 from clients.sdk.records import save_record
 from clients.tournament.entrants import Entrant, Player, ProgramBot, make_player
 from clients.tournament.journal import GameRecord
@@ -60,7 +62,6 @@ class Arena:
     entrants: Mapping[str, Entrant]
     client: RefereeClient
     organizer_token: str
-    move_timeout: float = 10.0
     log_dir: Path | None = None
     #: Entrants one of whose programs has answered a request with a move (in this run).
     proven: set[str] = field(default_factory=set)
@@ -70,14 +71,13 @@ class Arena:
     def play(self, game: ScheduledGame, stop: threading.Event) -> GameRecord:
         """Play one game of the schedule to its end (or a forfeit); raises GameInterrupted or GameFailed."""
         start = time.monotonic()
-        created = self._create(game, stop)
         cfg = self.config
         players: list[Player] = []
-        try:
+        try:  # the programs start before the game: the referee's clock starts with it
             for seat, name in enumerate(game.seats):
                 entrant = self.entrants[name]
-                players.append(make_player(entrant, bot_seed(cfg, game, seat, entrant.spec), self.log_dir,
-                                           self.move_timeout))  # fmt: skip
+                players.append(make_player(entrant, bot_seed(cfg, game, seat, entrant.spec), self.log_dir))
+            created = self._create(game, stop)
             results = self._play_seats(created.game_id, created.tokens, players, stop)
             self._check_programs(game, players, results)
         finally:
@@ -92,7 +92,8 @@ class Arena:
         if self.out_dir is None:
             return
         meta = {"tournament_game": game.key, "deal": game.deal, "entrants": list(game.seats),
-                "forfeits": list(record.forfeits), "reasons": list(record.reasons)}  # fmt: skip
+                "forfeits": list(record.forfeits), "reasons": list(record.reasons), "ends": list(record.ends),
+                "time_control": self.config.time_control}  # fmt: skip
         try:
             save_record(self.client, game_id, self.out_dir / record_name(game.key), token=self.organizer_token,
                         meta=meta)  # fmt: skip
@@ -110,7 +111,7 @@ class Arena:
             name = game.seats[seat]
             if player.moves_answered:
                 self.proven.add(name)
-            elif result.forfeit and name not in self.proven:
+            elif (result.forfeit or result.seat_end == "lost_on_time") and name not in self.proven:
                 entrant = self.entrants[name]
                 log = "no log" if self.log_dir is None else f"its stderr is in {self.log_dir / f'{name}.log'}"
                 raise EntrantBroken(
@@ -133,7 +134,7 @@ class Arena:
                     cfg.profile, [SeatSpec(name, "bot") for name in game.seats], options=cfg.option_map,
                     target_score=cfg.target_score, max_hands=cfg.hands_per_match or None,
                     preset_deals=preset_deals(cfg, cfg.rules(), game.deal), seed=deal_seed(cfg, game.deal),
-                    token=self.organizer_token,
+                    time_control=cfg.clock, timeout_policy=TimeoutPolicy("forfeit_match"), token=self.organizer_token,
                 )  # fmt: skip
             except RefereeError as exc:
                 if not exc.transient:
@@ -156,10 +157,10 @@ class Arena:
     ) -> list[SeatResult]:
         game_stop = threading.Event()  # set on a forfeit or a tournament stop: the other seats give up
         with cf.ThreadPoolExecutor(len(players), thread_name_prefix=f"seat-{game_id[:6]}") as pool:
-            futures = [  # a program keeps its own time (its start-up is not counted against its first move)
+            futures = [  # the referee keeps the time (the runner's move_timeout only for a referee without clocks)
                 pool.submit(play_seat, self.client, game_id, tokens[seat], player,
-                            move_timeout=None if isinstance(player, ProgramBot) else self.move_timeout,
-                            max_rejections=0, idle_check=IDLE_CHECK, reconnect_timeout=RECONNECT, stop=game_stop)
+                            move_timeout=_fallback_timeout(self.config), max_rejections=0, idle_check=IDLE_CHECK,
+                            reconnect_timeout=RECONNECT, stop=game_stop)
                 for seat, player in enumerate(players)
             ]  # fmt: skip
             pending: set[cf.Future[SeatResult]] = set(futures)
@@ -178,8 +179,21 @@ class Arena:
         return results
 
 
+def _fallback_timeout(config: Config) -> float:
+    """The runner's own move limit, applied only if the referee keeps no time (one without time controls): the
+    longest a first decision may take under the time control."""
+    tc = config.clock
+    if isinstance(tc, PerMove):
+        return tc.limit
+    if isinstance(tc, Clock):
+        return tc.initial + tc.increment
+    assert isinstance(tc, Bank)
+    return tc.allowance + tc.bank
+
+
 def _record(game: ScheduledGame, game_id: str, results: Sequence[SeatResult], seconds: float) -> GameRecord:
-    """The game's outcome: the match result, or the forfeits (which decide it)."""
+    """The game's outcome: the match result (how it ended for each seat: ``ends``), or the forfeits (which decide
+    it: the forfeiting seats end ``forfeit``, the others ``finished``)."""
     forfeits = tuple(i for i, r in enumerate(results) if r.forfeit)
     final = next((r.final for r in results if r.final is not None), None)
     data = final.data if final is not None else {}
@@ -187,11 +201,14 @@ def _record(game: ScheduledGame, game_id: str, results: Sequence[SeatResult], se
     scores = tuple(int(s) for s in data.get("scores", ())) or (0,) * len(game.seats)
     if forfeits:
         reasons = tuple(results[i].forfeit_reason or "forfeit" for i in forfeits)
-        return GameRecord(game.key, game.deal, game.seats, scores, (), forfeits, reasons, hands, game_id, seconds)
+        ends = tuple("forfeit" if i in forfeits else "finished" for i in range(len(game.seats)))
+        return GameRecord(game.key, game.deal, game.seats, scores, (), forfeits, reasons, hands, game_id, seconds,
+                          ends)  # fmt: skip
     result = next(r.match_result for r in results if r.match_result is not None)
     totals = tuple(int(t) for t in result["totals"])
     winners = tuple(sorted(int(w) for w in result["winners"]))
-    return GameRecord(game.key, game.deal, game.seats, totals, winners, (), (), hands, game_id, seconds)
+    ends = tuple(str(e) for e in result.get("seat_ends") or ("finished",) * len(game.seats))
+    return GameRecord(game.key, game.deal, game.seats, totals, winners, (), (), hands, game_id, seconds, ends)
 
 
 @dataclass

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clients.sdk.values import Bank, Clock, PerMove, time_control_from_text
 from clients.tournament.journal import GameRecord
 from clients.tournament.ratings import Rating, Result, head_to_head, ratings
 from clients.tournament.schedule import Config, rating_seed, record_name
@@ -58,7 +59,7 @@ def pair_results(record: GameRecord) -> list[Result]:
 class Standing:
     """One line of the standings. Game counts: ``games`` played, ``won`` alone, ``shared`` (won together with
     another seat, or a drawn Gin hand), ``forfeits`` (lost by forfeit; ``lost`` counts them too; the seats that did
-    not forfeit won that game). The rating's
+    not forfeit won that game), ``time_losses`` (lost on time) and ``resigned``. The rating's
     own counts (``rating.games``, ``rating.wins``, ...) are of pairwise results: a game of n seats gives each seat
     n-1 of them, so in Rummy they are not game counts."""
 
@@ -68,6 +69,10 @@ class Standing:
     won: int
     shared: int
     forfeits: int
+    #: Matches lost on time (the referee's clock ran out; ``lost`` counts them too).
+    time_losses: int = 0
+    #: Matches resigned (``lost`` counts them too).
+    resigned: int = 0
 
     @property
     def lost(self) -> int:
@@ -96,7 +101,7 @@ def summarize(config: Config, records: Sequence[GameRecord], scheduled: int, boo
     """Ratings and head-to-head of ``records`` (given in schedule order)."""
     results = [r for rec in records for r in pair_results(rec)]
     table = ratings(results, names=config.names, bootstrap=bootstrap, seed=rating_seed(config))
-    counts = {name: [0, 0, 0, 0] for name in config.names}  # games, won, shared, forfeits
+    counts = {name: [0, 0, 0, 0, 0, 0] for name in config.names}  # games, won, shared, forfeits, on time, resigned
     for rec in records:
         # a game abandoned by a forfeit is won by the seats that did not forfeit
         winners = tuple(s for s in range(len(rec.seats)) if s not in rec.forfeits) if rec.forfeits else rec.winners
@@ -106,6 +111,8 @@ def summarize(config: Config, records: Sequence[GameRecord], scheduled: int, boo
             c[1] += winners == (seat,)
             c[2] += seat in winners and len(winners) > 1
             c[3] += seat in rec.forfeits
+            c[4] += rec.ends[seat] == "lost_on_time"
+            c[5] += rec.ends[seat] == "resigned"
     standings = tuple(Standing(i + 1, r, *counts[r.name]) for i, r in enumerate(table))
     return Summary(config, config.rules().to_dict(), scheduled, tuple(records), standings, head_to_head(results))
 
@@ -129,7 +136,8 @@ def table_text(summary: Summary) -> str:
     """The standings and the head-to-head table, for the terminal."""
     cfg = summary.config
     pairwise = cfg.players > 2  # Gin: one pairwise result per game, the same counts
-    head = ["rank", "entrant", "elo", "95% interval", "games", "won", "shared", "lost", "forfeits"]
+    head = ["rank", "entrant", "elo", "95% interval", "games", "won", "shared", "lost", "forfeits", "time losses",
+            "resigned"]  # fmt: skip
     if pairwise:
         head += ["pairings", "beat", "tied", "lost to"]
     head.append("score")
@@ -137,13 +145,14 @@ def table_text(summary: Summary) -> str:
     for s in summary.standings:
         r = s.rating
         row = [str(s.rank), r.name, f"{r.elo:.0f}", f"{r.low:.0f} .. {r.high:.0f}", str(s.games), str(s.won),
-               str(s.shared), str(s.lost), str(s.forfeits)]  # fmt: skip
+               str(s.shared), str(s.lost), str(s.forfeits), str(s.time_losses), str(s.resigned)]  # fmt: skip
         if pairwise:
             row += [str(r.games), f"{r.wins:g}", f"{r.draws:g}", f"{r.losses:g}"]
         rows.append([*row, f"{100 * r.score:.1f}%"])
     title = (f"{cfg.profile}, {cfg.players} players, "
              f"{'matches to ' + str(summary.rules['target_score']) if not cfg.hands_per_match else str(cfg.hands_per_match) + ' hand(s) per match'}, "  # noqa: E501
-             f"{cfg.deals} duplicate deal(s), seed {cfg.seed!r}: "
+             f"{cfg.deals} duplicate deal(s), time control {_time_control_words(cfg.time_control)}, "
+             f"seed {cfg.seed!r}: "
              f"{len(summary.records)} of {summary.scheduled} games played")  # fmt: skip
     lines = [title, "", *_grid(rows, [c != 1 for c in range(len(head))]), "", _legend(pairwise)]
     names = [s.rating.name for s in summary.standings]
@@ -160,9 +169,21 @@ def table_text(summary: Summary) -> str:
     return "\n".join(lines)
 
 
+def _time_control_words(text: str) -> str:
+    tc = time_control_from_text(text)
+    if isinstance(tc, PerMove):
+        return f"{tc.limit:g} s per move"
+    if isinstance(tc, Clock):
+        return f"{tc.initial:g} s + {tc.increment:g} s per move"
+    assert isinstance(tc, Bank)
+    return f"{tc.allowance:g} s per move + a {tc.bank:g} s bank"
+
+
 def _legend(pairwise: bool) -> str:
     games = ("games: games played; won: games won alone; shared: won together with another seat (or a drawn "
-             "hand); lost: the rest, forfeits included (a forfeit's game is won by the other seats)")  # fmt: skip
+             "hand); lost: the rest, forfeits, time losses and resignations included (a forfeit's game is won by "
+             "the other seats);\ntime losses: matches lost on time (the referee's clock); resigned: matches "
+             "resigned")  # fmt: skip
     if not pairwise:
         return games + "; score: points per game (a shared game is half a point)."
     return (games + ";\npairings: results against each other seat at the table (a game of n seats gives each seat "
@@ -183,7 +204,8 @@ def to_json(summary: Summary) -> dict[str, Any]:
         "standings": [
             {"rank": s.rank, "entrant": s.rating.name, "elo": round(s.rating.elo, 1), "low": round(s.rating.low, 1),
              "high": round(s.rating.high, 1), "games": s.games, "won": s.won, "shared": s.shared, "lost": s.lost,
-             "forfeits": s.forfeits, "pairings": s.rating.games, "pairs_won": s.rating.wins,
+             "forfeits": s.forfeits, "time_losses": s.time_losses, "resigned": s.resigned,
+             "pairings": s.rating.games, "pairs_won": s.rating.wins,
              "pairs_tied": s.rating.draws, "pairs_lost": s.rating.losses, "score": round(s.rating.score, 4)}
             for s in summary.standings
         ],
@@ -215,12 +237,12 @@ def write_files(summary: Summary, out_dir: Path) -> dict[str, Path]:
     game_rows = [
         {"key": r.key, "deal": r.deal, **{f"seat{i}": r.seats[i] for i in range(n)},
          **{f"total{i}": r.totals[i] for i in range(n)}, "winners": " ".join(r.seats[w] for w in r.winners),
-         "forfeits": " ".join(r.seats[f] for f in r.forfeits), "hands": r.hands, "game_id": r.game_id,
-         "record": record_name(r.key)}
+         "forfeits": " ".join(r.seats[f] for f in r.forfeits), "ends": " ".join(r.ends), "hands": r.hands,
+         "game_id": r.game_id, "record": record_name(r.key)}
         for r in summary.records
     ]  # fmt: skip
     fields = ["key", "deal", *[f"seat{i}" for i in range(n)], *[f"total{i}" for i in range(n)], "winners",
-              "forfeits", "hands", "game_id", "record"]  # fmt: skip
+              "forfeits", "ends", "hands", "game_id", "record"]  # fmt: skip
     _csv(paths["games"], fields, game_rows)
     if not chart(summary, paths["chart"]):
         del paths["chart"]

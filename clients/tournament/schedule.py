@@ -21,11 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import engine
+from clients.sdk.values import TimeControl, time_control_from_text
 
 OptionValue = bool | int | str
 
 #: Entrant names: short, printable, no separator of the game keys.
 LABEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
+#: The time control of a tournament that names none: 10 seconds per move.
+DEFAULT_TIME_CONTROL = "10"
 #: Options with a flag of their own (``--players``, ``--hands-per-match``, ``--target-score``).
 RESERVED_OPTIONS = frozenset({"game", "players", "max_hands", "target_score"})
 
@@ -50,6 +53,9 @@ class Config:
     target_score: int | None = None
     deals: int = 10
     seed: str = "0"
+    #: The time control the referee keeps in every game (``clients.sdk.time_control_from_text``): ``10`` seconds
+    #: per move (the default), ``60+1`` a clock with an increment, ``bank:2+60`` an allowance and a bank.
+    time_control: str = DEFAULT_TIME_CONTROL
 
     def __post_init__(self) -> None:
         names = [name for name, _ in self.entrants]
@@ -67,6 +73,10 @@ class Config:
             if name in RESERVED_OPTIONS:
                 raise ConfigError(f"option {name} has a flag of its own (--players, --hands-per-match, --target-score)")
         try:
+            time_control_from_text(self.time_control)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        try:
             rules = self.rules()
         except engine.RuleError as exc:
             raise ConfigError(exc.message) from None
@@ -78,6 +88,11 @@ class Config:
     def names(self) -> tuple[str, ...]:
         """The entrants' names, in the order given."""
         return tuple(name for name, _ in self.entrants)
+
+    @property
+    def clock(self) -> TimeControl:
+        """The time control of every game."""
+        return time_control_from_text(self.time_control)
 
     @property
     def option_map(self) -> dict[str, OptionValue]:
@@ -99,7 +114,7 @@ class Config:
             "entrants": [[name, spec] for name, spec in self.entrants], "profile": self.profile,
             "players": self.players, "options": {k: v for k, v in self.options},
             "hands_per_match": self.hands_per_match, "target_score": self.target_score, "deals": self.deals,
-            "seed": self.seed,
+            "seed": self.seed, "time_control": self.time_control,
         }  # fmt: skip
 
     @staticmethod
@@ -111,6 +126,7 @@ class Config:
             hands_per_match=int(d["hands_per_match"]),
             target_score=None if d["target_score"] is None else int(d["target_score"]),
             deals=int(d["deals"]), seed=str(d["seed"]),
+            time_control=str(d.get("time_control", DEFAULT_TIME_CONTROL)),  # journals from before: 10 s per move
         )  # fmt: skip
 
     def differences(self, other: Config) -> list[str]:

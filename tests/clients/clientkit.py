@@ -50,6 +50,7 @@ class ServerThread:
     async def _serve(self, redis_url: str) -> None:
         from grpc_health.v1._async import HealthServicer
 
+        from server.clocks import TimeoutFirer
         from server.grpc_api import create_server, set_serving, shutdown
         from server.limits import Limits
         from server.service import Referee
@@ -64,8 +65,12 @@ class ServerThread:
         server, self.port = create_server("127.0.0.1:0", referee, health_servicer=health, limits=limits)
         await server.start()
         await set_serving(health, True)
+        firer = TimeoutFirer(referee)  # fires the deadlines of time controls, as `serve` does
+        firing = asyncio.create_task(firer.run())
         self._ready.set()
         await self._stop.wait()
+        await firer.close()
+        await firing
         await shutdown(server, referee, health, grace=1.0)
 
     def stop(self) -> None:

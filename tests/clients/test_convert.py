@@ -155,3 +155,83 @@ def test_a_watch_from_the_start_asks_for_the_whole_of_version_zero_and_resumes_w
     assert cursor.accept(_event(1, 1)) is not None and cursor.version == 1
     with pytest.raises(ValueError):
         WatchCursor(-2)
+
+
+# ---------------------------------------------------------------------------------------------- time controls
+
+
+def test_time_controls_convert_both_ways_in_whole_milliseconds() -> None:
+    from clients.sdk import Bank, Clock, PerMove, TimeoutPolicy, time_control_from_text, time_control_text
+
+    cases = {PerMove(0.3): pb.TimeControl(per_move=pb.TimeControl.PerMove(limit_ms=300)),
+             Clock(60, 1.5): pb.TimeControl(clock=pb.TimeControl.Clock(initial_ms=60_000, increment_ms=1500)),
+             Clock(5): pb.TimeControl(clock=pb.TimeControl.Clock(initial_ms=5000)),
+             Bank(0.5, 30): pb.TimeControl(bank=pb.TimeControl.Bank(allowance_ms=500, bank_ms=30_000))}  # fmt: skip
+    for value, message in cases.items():
+        assert convert.time_control_to_proto(value) == message
+        assert convert.time_control_from_proto(message) == value
+        assert time_control_from_text(time_control_text(value)) == value
+    assert convert.time_control_from_proto(pb.TimeControl()) is None and time_control_text(None) == "none"
+    assert time_control_from_text("10") == PerMove(10) and time_control_from_text("60+0") == Clock(60, 0)
+    assert time_control_from_text("bank:2+60") == Bank(2, 60)
+    auto = TimeoutPolicy("auto_move", 2)
+    assert convert.timeout_policy_to_proto(auto) == pb.TimeoutPolicy(kind=pb.TimeoutPolicy.KIND_AUTO_MOVE,
+                                                                      max_auto_moves=2)  # fmt: skip
+    assert convert.timeout_policy_from_proto(convert.timeout_policy_to_proto(auto)) == auto
+    assert convert.timeout_policy_from_proto(pb.TimeoutPolicy()) == TimeoutPolicy("forfeit_match")
+
+
+def test_bad_time_controls_are_refused_before_anything_is_sent() -> None:
+    from clients.sdk import Bank, Clock, PerMove, TimeoutPolicy, time_control_from_text
+    from clients.sdk._core import create_request
+
+    for make, error in [(lambda: PerMove(0), ValueError), (lambda: PerMove(-1), ValueError),
+                        (lambda: PerMove(0.0004), ValueError), (lambda: PerMove(86_401), ValueError),
+                        (lambda: PerMove(float("nan")), TypeError), (lambda: PerMove(True), TypeError),
+                        (lambda: PerMove("10"), TypeError), (lambda: Clock(60, -1), ValueError),
+                        (lambda: Clock(0, 1), ValueError), (lambda: Bank(1, 0), ValueError),
+                        (lambda: TimeoutPolicy("sleep"), ValueError),
+                        (lambda: TimeoutPolicy("auto_move", -1), ValueError),
+                        (lambda: TimeoutPolicy("forfeit_match", 3), ValueError),
+                        (lambda: TimeoutPolicy("auto_move", 1.5), TypeError)]:  # type: ignore[arg-type]  # fmt: skip
+        with pytest.raises(error):
+            make()
+    for text in ("", "ten", "60+", "+1", "bank:5", "0", "bank:1+x", "1e9"):
+        with pytest.raises(ValueError, match="bad time control"):
+            time_control_from_text(text)
+    with pytest.raises(TypeError):
+        convert.time_control_to_proto(10)
+    with pytest.raises(TypeError):
+        convert.timeout_policy_to_proto("auto_move")
+    with pytest.raises(ValueError, match="needs a time control"):
+        create_request("gin", ["a", "b"], None, None, None, False, (), None, None, TimeoutPolicy("auto_move"))
+    request = create_request("gin", ["a", "b"], None, None, None, False, (), None, PerMove(0.3))
+    assert request.time_control.per_move.limit_ms == 300 and not request.HasField("timeout_policy")
+
+
+def test_clocks_of_views_and_events_reach_the_view_a_bot_receives() -> None:
+    state, _ = _matches("gin", 2, 7)[0]
+    me = state.to_act
+    view = codec.view_to_proto(_service_view(state, me, 3))
+    plain_dict = convert.view_dict_from_proto(view)
+    assert "clocks" not in plain_dict and "deadline_ms" not in plain_dict  # no time control: as the engine's
+    view.clocks.extend([
+        pb.SeatClock(seat=me, remaining_ms=4500, running=True, started_ms=1_000_000, deadline_ms=1_004_500),
+        pb.SeatClock(seat=1 - me, remaining_ms=2250, auto_moves=1),
+    ])  # fmt: skip
+    view.deadline_ms = 1_004_500
+    d = convert.view_dict_from_proto(view)
+    assert d["deadline_ms"] == 1_004_500
+    assert d["clocks"][1] == {"seat": 1 - me, "remaining_ms": 2250, "running": False, "started_ms": None,
+                              "deadline_ms": None, "auto_moves": 1}  # fmt: skip
+    bot_view = convert.view_from_proto(view, state.rules.to_dict())
+    mine, other = bot_view.clocks
+    assert (mine.seat, mine.remaining, mine.running, mine.deadline_ms) == (me, 4.5, True, 1_004_500)
+    assert (other.remaining, other.running, other.auto_moves, other.left()) == (2.25, False, 1, 2.25)
+    assert bot_view.deadline_ms == 1_004_500 and bot_view.my_clock == mine
+    assert bot_view.time_left(now=1_003.0) == pytest.approx(1.5) and mine.left(now=1_010.0) == 0.0
+    assert View.from_engine(bot_view.to_dict(), state.rules.to_dict()) == bot_view  # programs get them too
+    event = pb.Event(version=4, index=1, kind="clock_started", seat=me, clocks=view.clocks, deadline_ms=1_009_000)
+    e = convert.event_from_proto(event)
+    assert e["kind"] == "clock_started" and e["deadline_ms"] == 1_009_000 and e["clocks"] == d["clocks"]
+    assert "clocks" not in convert.event_from_proto(pb.Event(version=4, index=2, kind="discarded", seat=0))

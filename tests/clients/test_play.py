@@ -116,6 +116,39 @@ def test_events_read_as_sentences() -> None:
     assert events.describe({"kind": "dealt", "seat": 0, "count": 10}, names, PLAIN) is None
 
 
+def test_clocks_and_clock_events_in_words() -> None:
+    """The clocks line of the table (the seat to act counting down, by the wall clock) and the clock events."""
+    assert [render.clock_text(x) for x in (245, 7.34, 0, -1, 59.9, 3725)] == ["4:05", "0:07.3", "0:00.0",
+                                                                              "0:00.0", "0:59", "1:02:05"]
+    rules = engine.rules_from_profile("gin").to_dict()
+    state = engine.new_game(engine.rules_from_profile("gin"), b"clocks-line-test")
+    d = engine.view(state, 0)
+    assert render.clocks_line(View.from_engine(d, rules), ["You", "Gin bot"], PLAIN) is None  # no time control
+    now = time.time()
+    d["clocks"] = [
+        {"seat": 0, "remaining_ms": 300_000, "running": False, "started_ms": None, "deadline_ms": None,
+         "auto_moves": 1},
+        {"seat": 1, "remaining_ms": 250_000, "running": True, "started_ms": int(now * 1000) - 8000,
+         "deadline_ms": int(now * 1000) + 242_500, "auto_moves": 0},
+    ]  # fmt: skip
+    d["deadline_ms"] = int(now * 1000) + 242_500
+    line = render.clocks_line(View.from_engine(d, rules), ["You", "Gin bot"], PLAIN, now=now)
+    assert line == "You 5:00 (1 move played by the referee) · Gin bot 4:02 (thinking)"
+    table = render.table(View.from_engine(d, rules), ["You", "Gin bot"], PLAIN, title="Gin")
+    assert "\nClocks:   You 5:00" in table
+    names = ["You", "Gin bot"]
+    assert events.describe({"kind": "timed_out", "seat": 1, "forfeit": True}, names, PLAIN) == (
+        "Gin bot: out of time, the match is lost on time."
+    )
+    assert events.describe({"kind": "timed_out", "seat": 0, "forfeit": False}, names, PLAIN) == (
+        "You: out of time, the referee moves instead."
+    )
+    auto = {"kind": "auto_moved", "seat": 0, "move": engine.move_to_dict(engine.DrawStock()), "auto_moves": 2}
+    assert events.describe(auto, names, PLAIN) == "The referee played draw stock for You (2nd in a row)."
+    for kind in ("clock_started", "clock_stopped"):
+        assert events.describe({"kind": kind, "seat": 0}, names, PLAIN) is None
+
+
 def test_reveal_shows_every_hand_and_the_hand_score() -> None:
     ended = {
         "kind": "hand_ended", "seat": 1, "hand_no": 0, "reason": "knock", "winner": 1, "points": 12,
@@ -307,24 +340,27 @@ def test_rummy_against_two_bots_on_a_running_referee_without_colour(
     terminal: list[Terminal], referee: ServerThread
 ) -> None:
     """``--referee`` (the suite's referee over its Redis), three seats, NO_COLOR and letters: no escape codes,
-    the table shows every seat; end of input leaves cleanly."""
+    the table shows every seat; a clock the referee keeps (--clock): every seat's time left on the table, the
+    human's in the prompt; end of input leaves cleanly."""
     t = _rummy_play(terminal, "--referee", referee.address, "--profile", "rummy", "--bots", "random,rummy",
-                    "--ascii", env={"NO_COLOR": "1"})  # fmt: skip
+                    "--ascii", "--clock", "300+5", env={"NO_COLOR": "1"})  # fmt: skip
     t.expect(r"Rummy \(rummy\): you are playing against Random bot, Rummy bot\.", timeout=30)
+    clocks = t.expect(r"Clocks:   You (\d:\d\d) \(your move\) · Random bot (\d:\d\d) · Rummy bot (\d:\d\d)\n")
+    assert all("4:50" <= c <= "5:10" for c in clocks.groups())  # 5 minutes, less a little, plus 5 s a move
     t.expect(r"Random bot: \d+ cards.*\nRummy bot: \d+ cards")
     t.expect(r"Your hand \(7\):  ([2-9AJQK]|10)[SHDC]")
-    t.expect(r"\n> ")
+    t.expect(r"\n\[[45]:\d\d left\] > ")
     assert "\x1b[31m" not in t.raw and not re.search("[♠♥♦♣]", t.text)
     t.send("help")
     help_text = t.expect(r"(?s)Rummy: melds are sets.*?  quit ").group(0)
     assert "layoff 7s #2" in help_text and "discard 7h" in help_text
     assert "knock" not in help_text and "declare" not in help_text and "big_gin" not in help_text
-    t.expect(r"\n> ")
+    t.expect(r"\n\[[45]:\d\d left\] > ")
     t.send("1")  # draw stock
     t.expect(r"You drew .* from the stock\.")
     t.expect(r"Your hand \(8\):  .*\n  melds: .*   unmatched: ")
     t.expect(r"Your turn: meld and lay off as you like, then discard")
-    t.expect(r"\n> ")
+    t.expect(r"\n\[[45]:\d\d left\] > ")
     os.write(t.fd, b"\x04")  # Ctrl-D: end of input
     assert t.wait() == 0
 

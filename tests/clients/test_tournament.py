@@ -159,6 +159,41 @@ def test_pairwise_results_of_wins_totals_and_forfeits() -> None:
     assert {(r.a, r.b): r.score_a for r in pair_results(forfeit)} == {("a", "c"): 1.0, ("b", "c"): 1.0}
 
 
+def test_the_time_control_is_part_of_the_configuration_and_time_losses_are_counted(tmp_path: Path) -> None:
+    from clients.sdk import Bank, Clock, PerMove
+    from clients.tournament.cli import _config, _parser
+    from clients.tournament.report import summarize, table_text
+
+    def config(*flags: str) -> Config:
+        return _config(_parser().parse_args(["a=random", "b=random", "--seed", "s", *flags]), None)[0]
+
+    assert config().clock == PerMove(10) and config().time_control == "10"
+    assert config("--move-timeout", "0.3").clock == PerMove(0.3)
+    assert config("--clock", "60+1").clock == Clock(60, 1) and config("--clock", "5").clock == Clock(5, 0)
+    assert config("--time-bank", "1+30").clock == Bank(1, 30)
+    for bad in (["--move-timeout", "0"], ["--clock", "fast"], ["--time-bank", "3"], ["--move-timeout", "-1"]):
+        with pytest.raises(ConfigError, match="time control"):
+            config(*bad)
+    with pytest.raises(SystemExit):  # one time control at a time
+        _parser().parse_args(["a", "b", "--clock", "60+1", "--move-timeout", "3"])
+    assert Config.from_dict({**config("--clock", "60+1").to_dict()}).clock == Clock(60, 1)
+    old = config().to_dict()
+    del old["time_control"]  # a journal from before time controls: 10 s per move
+    assert Config.from_dict(old).time_control == "10"
+
+    cfg = config("--clock", "2+0.5")
+    on_time = GameRecord("0:a|b", 0, ("a", "b"), (0, 25), (1,), ends=("lost_on_time", "finished"))
+    resigned = GameRecord("0:b|a", 0, ("b", "a"), (25, 0), (0,), ends=("finished", "resigned"))
+    forfeit = GameRecord("1:a|b", 1, ("a", "b"), (0, 0), (), forfeits=(1,), reasons=("crashed",))
+    assert forfeit.ends == ("finished", "forfeit") and GameRecord.from_dict(on_time.to_dict()) == on_time
+    summary = summarize(cfg, [on_time, resigned, forfeit], 3, bootstrap=10)
+    by_name = {s.rating.name: s for s in summary.standings}
+    assert (by_name["a"].time_losses, by_name["a"].resigned, by_name["a"].lost) == (1, 1, 2)
+    assert (by_name["b"].time_losses, by_name["b"].forfeits, by_name["b"].won) == (0, 1, 2)
+    table = table_text(summary)
+    assert "time control 2 s + 0.5 s per move" in table and "time losses: matches lost on time" in table
+
+
 def test_journal_cuts_a_torn_last_line_and_keeps_the_rest(tmp_path: Path) -> None:
     path = tmp_path / "journal.jsonl"
     journal = Journal.create(path, {"seed": "x"})
@@ -207,7 +242,9 @@ def test_small_tournament_end_to_end_with_its_own_referee(tmp_path: Path, capsys
     assert all(s["games"] == 12 and s["forfeits"] == 0 for s in report["standings"])
     assert all(s["won"] + s["shared"] + s["lost"] == 12 and s["pairings"] == 12 for s in report["standings"])
     assert sum(s["won"] for s in report["standings"]) + sum(s["shared"] for s in report["standings"]) / 2 == 24
-    assert re.search(r"rank\s+entrant\s+elo\s+95% interval\s+games\s+won\s+shared\s+lost\s+forfeits\s+score", table)
+    assert re.search(r"rank\s+entrant\s+elo\s+95% interval\s+games\s+won\s+shared\s+lost\s+forfeits\s+time losses"
+                     r"\s+resigned\s+score", table)  # fmt: skip
+    assert "time control 10 s per move" in table
     assert "pairings" not in table.split("\n\n")[1]  # Gin: one pairwise result per game, no second set of counts
     ranks = [s["rank"] for s in report["standings"]]
     elos = [s["elo"] for s in report["standings"]]
@@ -295,41 +332,60 @@ def test_interrupted_tournament_resumes_to_the_same_results(
         assert (broken / name).read_bytes() == (straight / name).read_bytes()
 
 
-def test_bots_that_crash_hang_or_cheat_forfeit_and_the_tournament_finishes(
+def test_bots_that_crash_or_cheat_forfeit_one_that_hangs_loses_on_time_and_the_tournament_finishes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], referee: ServerThread
 ) -> None:
+    """The referee keeps the time (--move-timeout 2: its limit per move, a program's first answer included): the
+    program that hangs loses each of its games on time (recorded as a time loss, not a forfeit), the ones that crash
+    or cheat forfeit."""
     script = tmp_path / "bad_bot.py"
     script.write_text(BAD_BOT)
     bad = {"crash": "2", "hang": "1", "illegal": "1"}
     entrants = ["gin", "random", *(_program(mode, str(script), mode, after) for mode, after in bad.items())]
     out = tmp_path / "out"
     started = time.monotonic()
-    code = main([*entrants, "--deals", "1", "--seed", "faults", "--move-timeout", "1", "--parallel", "4",
+    code = main([*entrants, "--deals", "1", "--seed", "faults", "--move-timeout", "2", "--parallel", "4",
                  "--referee", referee.address, "--organizer-token", ORGANIZER, "--out", str(out), "--no-progress"])
-    assert code == 0, capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    table = captured.out
     assert time.monotonic() - started < 40
     report = _report(out)
     assert report["complete"] and report["games_played"] == 20
-    reasons = {"crash": "exit status 3", "hang": "took more than 1.0s", "illegal": "refused"}
+    assert report["tournament"]["time_control"] == "2"
+    reasons = {"crash": "exit status 3", "illegal": "refused"}
     for game in report["games"]:
         seats = game["seats"]
         culprits = [s for s in seats if s in bad]
-        if len(culprits) == 1:  # against a well-behaved bot the misbehaving one always forfeits
+        if len(culprits) == 1 and culprits[0] == "hang":  # against a well-behaved bot: lost on time
+            hang = seats.index("hang")
+            assert game["forfeits"] == [] and game["winners"] == [1 - hang], game
+            assert game["ends"][hang] == "lost_on_time" and game["ends"][1 - hang] == "finished", game
+            record = load_record(out / game["record"])  # saved as the referee ended it
+            assert record["result"]["over"] and record["meta"]["ends"] == game["ends"]
+        elif len(culprits) == 1:  # against a well-behaved bot the misbehaving one always forfeits
             assert [seats[i] for i in game["forfeits"]] == culprits and game["winners"] == []
             assert reasons[culprits[0]] in game["reasons"][0], game
+            assert game["ends"][seats.index(culprits[0])] == "forfeit"
             record = load_record(out / game["record"])  # a forfeited game is saved too, as far as it went
             assert not record["result"]["over"] and record["meta"]["forfeits"] == game["forfeits"]
         elif len(culprits) == 2:  # two of them: whichever misbehaves first
-            assert len(game["forfeits"]) == 1
+            assert len(game["forfeits"]) + game["ends"].count("lost_on_time") == 1, game
         else:
-            assert game["forfeits"] == []
+            assert game["forfeits"] == [] and game["ends"] == ["finished", "finished"]
     standings = {s["entrant"]: s for s in report["standings"]}
     for mode in bad:
-        assert standings[mode]["forfeits"] >= 4
         assert standings[mode]["elo"] < min(standings["gin"]["elo"], standings["random"]["elo"])
+    assert standings["crash"]["forfeits"] >= 4 and standings["illegal"]["forfeits"] >= 4
+    assert standings["hang"]["forfeits"] == 0 and standings["hang"]["time_losses"] >= 4
     assert standings["gin"]["forfeits"] == standings["random"]["forfeits"] == 0
+    assert standings["gin"]["time_losses"] == standings["random"]["time_losses"] == 0
     assert standings["gin"]["won"] >= 6  # every game against a misbehaving bot
     assert standings["gin"]["pairs_won"] >= 6
+    row = next(line for line in table.splitlines() if line.split()[1:2] == ["hang"])
+    assert row.split()[10:13] == [str(standings["hang"]["forfeits"]), str(standings["hang"]["time_losses"]), "0"]
+    with open(out / "games.csv", newline="") as f:
+        assert any(row["ends"].split().count("lost_on_time") == 1 for row in csv.DictReader(f))
 
 
 def test_rummy_tournament_seats_every_entrant_in_every_seat(
@@ -355,8 +411,8 @@ def test_rummy_tournament_seats_every_entrant_in_every_seat(
     assert sum(s["won"] + s["shared"] for s in report["standings"]) >= 3
     header = re.search(r"rank\s+entrant.*", table)
     assert header is not None and header.group(0).split() == [
-        "rank", "entrant", "elo", "95%", "interval", "games", "won", "shared", "lost", "forfeits", "pairings", "beat",
-        "tied", "lost", "to", "score"]  # fmt: skip
+        "rank", "entrant", "elo", "95%", "interval", "games", "won", "shared", "lost", "forfeits", "time", "losses",
+        "resigned", "pairings", "beat", "tied", "lost", "to", "score"]  # fmt: skip
     assert "pairings: results against each other seat at the table" in table
 
 

@@ -23,6 +23,7 @@ import engine
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
+from server.clocks import TimeoutFirer
 from server.grpc_api import create_server, set_serving, shutdown
 from server.http_server import HttpServer, create_http_app
 from server.limits import Limits
@@ -45,8 +46,9 @@ class ServerThread:
                  max_attempts: int = 8, limits: Limits = TEST_LIMITS, max_open_games: int = 100_000,
                  unplayed_ttl_s: int = 3600, also_ipv6: bool = False,
                  store_options: dict[str, Any] | None = None, http: bool = False,
-                 cors_origins: Sequence[str] = ()) -> None:  # fmt: skip
+                 cors_origins: Sequence[str] = (), firer: bool = False) -> None:  # fmt: skip
         self.redis_url = redis_url
+        self._firer = firer  # run the timeout firer of time controls (server.clocks), as `serve` does
         self._store_options = store_options or {}
         self._kwargs = {"organizer_token": organizer_token, "max_attempts": max_attempts,
                         "max_open_games": max_open_games}  # fmt: skip
@@ -112,8 +114,13 @@ class ServerThread:
         if http is not None:
             await http.start()
         await set_serving(health, True)
+        firer = TimeoutFirer(self.referee) if self._firer else None
+        firing = asyncio.create_task(firer.run()) if firer is not None else None
         self._ready.set()
         await self._stop.wait()
+        if firer is not None and firing is not None:
+            await firer.close()
+            await firing
         await shutdown(server, self.referee, health, grace=1.0, also=[http.stop] if http is not None else [])
 
     def stop(self) -> None:

@@ -172,6 +172,25 @@ def _internal(t: Ctx) -> None:
     t.client.view(game, game.tokens[0])
 
 
+def _out_of_time(t: Ctx) -> None:
+    # this referee runs no timeout firer: once the deadline has passed in Redis's clock, the move is refused
+    created = t.client.stub.CreateGame(rpb.CreateGameRequest(
+        seats=SEATS, time_control=pb.TimeControl(per_move=pb.TimeControl.PerMove(limit_ms=50))))  # fmt: skip
+    tokens = {s.seat: s.token for s in created.seat_tokens}
+    game = Game(created.game_id, tokens, "", created)
+    view = t.client.view(game, tokens[0])
+    r = redis.Redis.from_url(t.redis.url)
+    try:
+        for _ in range(200):  # a failure bound: 50 ms pass long before
+            seconds, micros = r.time()
+            if seconds * 1000 + micros // 1000 > view.deadline_ms:
+                break
+            threading.Event().wait(0.01)
+    finally:
+        r.close()
+    t.client.move(game, tokens[view.to_act], DRAW)
+
+
 def _idempotency_key_reused(t: Ctx) -> None:
     game = t.gin()
     t.client.move(game, game.tokens[1], move_from_text("draw stock"), request_id="key-1")
@@ -257,6 +276,8 @@ PROVOKE: dict[str, Callable[[Ctx], None]] = {
     "INVALID_HAND_SIZE": lambda t: t.client.stub.AnalyzeHand(rpb.AnalyzeHandRequest(cards=[])),
     "VERSION_AHEAD": _with_game(lambda t, g: _watch_first(t, g, g.tokens[0], after_version=99)),
     "INVALID_POSITION": _with_game(lambda t, g: _watch_first(t, g, g.tokens[0], after_index=1)),
+    "INVALID_TIME_CONTROL": _create(seats=SEATS, time_control=pb.TimeControl(
+        per_move=pb.TimeControl.PerMove(limit_ms=0))),
     # FAILED_PRECONDITION
     "NOT_YOUR_TURN": _then(_after(), 0, "draw stock"),
     "GAME_OVER": _then(_finished, 1, "draw stock"),
@@ -280,6 +301,7 @@ PROVOKE: dict[str, Callable[[Ctx], None]] = {
     "MUST_DISCARD_TO_GO_OUT": _then(_after((1, "draw stock"), rummy=RUMMY_DEAL_JS, must_discard_to_go_out=True), 1,
                                     f"meld {RUMMY_SPADES} JS"),
     "WOULD_STRAND_TAKEN_CARD": _then(_after((1, "draw discard"), rummy=RUMMY_DEAL), 1, f"meld {RUMMY_SPADES}"),
+    "OUT_OF_TIME": _out_of_time,
     "SEAT_TAKEN": _with_game(lambda t, g: t.client.stub.JoinGame(
         rpb.JoinGameRequest(game_id=g.game_id, seat=0, display_name="Eve"))),
     "IDEMPOTENCY_KEY_REUSED": _idempotency_key_reused,
@@ -303,7 +325,7 @@ PROVOKE: dict[str, Callable[[Ctx], None]] = {
     "INTERNAL": _internal,
 }
 
-#: reason -> why no test can provoke it
+#: reason -> why no test can provoke it (OUT_OF_TIME: provoked here because this referee runs no timeout firer)
 EXEMPT: dict[str, str] = {
     "STOCK_EMPTY": "a guard no game reaches: Gin ends the hand when the stock is down to 2 cards, and Rummy rebuilds "
                    "the stock (or ends the hand) before a turn can begin with an empty one",

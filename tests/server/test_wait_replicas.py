@@ -39,7 +39,9 @@ def replica(private_redis: RedisProcess, tmp_path_factory: pytest.TempPathFactor
 
 
 def test_a_move_is_answered_only_once_the_replica_has_it(private_redis: RedisProcess, replica: RedisProcess) -> None:
-    server = ServerThread(private_redis.url, store_options={"wait_replicas": 1, "wait_timeout_s": 0.3})
+    # The wait is long enough for a live replica on a loaded machine (0.3 s was not: a move answered UNAVAILABLE
+    # while its replica was merely slow), and is waited out twice below with the replica frozen.
+    server = ServerThread(private_redis.url, store_options={"wait_replicas": 1, "wait_timeout_s": 2.0})
     client = Client(server.address)
     admin = redis.Redis.from_url(private_redis.url)
     try:

@@ -320,7 +320,9 @@ def test_rummy_three_players_two_house_bots_joined_by_id_reconnects_and_scores_a
     proxy.close()
 
 
-def test_lobby_starts_a_game_and_shows_a_refused_join_in_words(server: Referee, browser: Any) -> None:
+def test_lobby_starts_a_game_with_a_clock_and_shows_a_refused_join_in_words(
+    server: Referee, browser: Any, tmp_path: Path
+) -> None:
     page, _capture, errors = _page(browser, f"{server.http_url}/")
     page.fill("#join-game input[name=game]", "no-such-game")
     page.fill("#join-game input[name=token]", "not-a-token")
@@ -331,10 +333,20 @@ def test_lobby_starts_a_game_and_shows_a_refused_join_in_words(server: Referee, 
     page.select_option("#new-game select[name=profile]", "rummy")
     page.fill("#new-game input[name=players]", "3")
     page.fill("#new-game input[name=name]", "Cy")
+    page.select_option("#new-game select[name=clock]", "clock:60+1")
     page.click("#create")
     page.wait_for_selector("#hand .card")
     assert page.locator("#hand .card").count() == 7
     assert page.locator(".seat").count() == 3
+    # the referee keeps a clock per seat: every seat shows its time left, the one to act counting down
+    page.wait_for_selector(".seat.to-act .clock.running")
+    assert page.locator(".seat .clock").count() == 3 and page.locator(".seat .clock.running").count() == 1
+    shown = page.inner_text(".seat.to-act .clock .time")
+    assert "0:50" <= shown <= "1:01", shown
+    page.wait_for_function("t => document.querySelector('.seat.to-act .clock .time').textContent !== t", arg=shown)
+    for seat in range(3):
+        assert ":" in page.inner_text(f".seat[data-seat='{seat}'] .clock .time")
+    page.screenshot(path=str(tmp_path / "web-table-clocks.png"))
     for seat in (1, 2):  # open seats (join by the game id), or house bots where the referee has them
         text = page.locator(f".seat[data-seat='{seat}']").inner_text()
         assert "open seat" in text or "bot" in text

@@ -39,8 +39,9 @@ async function playWhileMyTurn(): Promise<GameView> {
       view = answer.view;
     } catch (err) {
       const r = refusal(err);
-      if (r.code !== "Aborted") throw err;
-      view = (await referee.getGame({ gameId }, auth(token))).view; // someone moved first: look again
+      // someone moved first, or (a time control) the referee's timeout came first: look again
+      if (r.code !== "Aborted" && r.reason !== "OUT_OF_TIME") throw err;
+      view = (await referee.getGame({ gameId }, auth(token))).view;
     }
   }
   return view!;

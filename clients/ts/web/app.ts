@@ -3,9 +3,10 @@
 // legal moves only. The game id and token live in the page's address (#game=...&token=...), so that a reload or a
 // dropped connection comes back to the same seat; the stream resumes from the last event received.
 import {
-  SeatSpecSchema, GameKind, MeldKind, Phase, Role, SeatKind, auth, connectReferee, move, moveText, refusal, watchGame,
-  type GameView, type Move, type Refusal, type TableMeld,
+  SeatSpecSchema, GameKind, MeldKind, Phase, Role, SeatKind, TimeoutPolicy_Kind, auth, connectReferee, move, moveText,
+  refusal, watchGame, type GameView, type Move, type Refusal, type SeatClock, type TableMeld, type TimeControlSchema,
 } from "../src/web.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
 
 const referee = connectReferee();
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -31,6 +32,8 @@ const REASON_WORDS: Record<string, string> = {
   MUST_DISCARD_TO_GO_OUT: "You must keep a card to discard to go out.",
   WOULD_STRAND_TAKEN_CARD: "That would leave only the card you just took, which you cannot discard.",
   VERSION_MISMATCH: "The game moved on meanwhile: the table is shown as it is now.",
+  OUT_OF_TIME: "Out of time: the referee has taken over this move.",
+  INVALID_TIME_CONTROL: "A clock needs every seat filled from the start: play against house bots, or without a clock.",
   VERSION_CONFLICT: "Another move came first: the table is shown as it is now.",
   SPECTATOR: "Spectators watch; they cannot play.",
   BAD_TOKEN: "That token is not one of this game's.",
@@ -86,6 +89,36 @@ function seatName(seat: number | undefined): string {
   return view.viewerSeat === seat && name.toLowerCase() !== "you" ? `${name} (you)` : name;
 }
 
+// ------------------------------------------------------------------------------------------ clocks
+
+/** A time left: 4:05, and tenths under ten seconds (0:07.3). */
+function clockText(ms: number): string {
+  const s = Math.max(0, ms) / 1000;
+  if (s < 10) return `0:${s.toFixed(1).padStart(4, "0")}`;
+  const whole = Math.floor(s);
+  const h = Math.floor(whole / 3600), m = Math.floor((whole % 3600) / 60), sec = String(whole % 60).padStart(2, "0");
+  return h ? `${h}:${String(m).padStart(2, "0")}:${sec}` : `${m}:${sec}`;
+}
+
+/** The seat's time left now: the running seat's until its deadline (the referee's clock is Redis's; this page
+ * counts with its own), the others' as the view says. */
+function clockLeft(c: SeatClock): number {
+  return c.running && c.deadlineMs !== undefined ? Number(c.deadlineMs) - Date.now() : Number(c.remainingMs);
+}
+
+/** Each seat's clock element shows its time left; the running one counts down (ticked every 100 ms). */
+function tickClocks(): void {
+  if (!view) return;
+  for (const c of view.clocks) {
+    const el = document.querySelector<HTMLElement>(`.seat[data-seat="${c.seat}"] .clock`);
+    if (!el) continue;
+    const left = clockLeft(c);
+    el.querySelector(".time")!.textContent = clockText(left);
+    el.classList.toggle("low", c.running && left < 10_000);
+  }
+}
+setInterval(tickClocks, 100);
+
 // ------------------------------------------------------------------------------------------ rendering
 
 const PHASE_WORDS: Record<number, string> = {
@@ -111,6 +144,7 @@ function render(): void {
     ["turn", v.toAct === undefined ? "\u2014" : seatName(v.toAct)], ["phase", PHASE_WORDS[v.phase] ?? ""],
   ];
   if (v.knockLimit !== undefined && v.game === GameKind.GIN) info.push(["knock limit", String(v.knockLimit)]);
+  if (v.clocks.length) info.push(["clock", "the referee keeps time"]);
   for (const [k, val] of info) {
     const span = document.createElement("span");
     span.innerHTML = k ? `${k} <b></b>` : "<b></b>";
@@ -134,6 +168,15 @@ function render(): void {
     el.querySelector(".name")!.textContent = s.displayName || `seat ${s.seat}`;
     const backs = el.querySelector(".backs")!;
     for (let i = 0; i < s.handSize; i++) backs.append(Object.assign(document.createElement("span"), { className: "mini" }));
+    const clock = v.clocks.find((c) => c.seat === s.seat);
+    if (clock) {
+      const c = document.createElement("div");
+      c.className = `clock${clock.running ? " running" : ""}`;
+      c.dataset.remainingMs = String(clock.remainingMs);
+      c.dataset.running = String(clock.running);
+      c.innerHTML = `clock <span class="time"></span>${clock.autoMoves ? ` <span class="autos">\u00b7 ${clock.autoMoves} played by the referee</span>` : ""}`;
+      el.append(c);
+    }
     if (s.knownCards.length && s.seat !== v.viewerSeat) {
       const known = document.createElement("div");
       known.className = "known";
@@ -245,6 +288,7 @@ function render(): void {
   }
   ($("legal-box") as HTMLDetailsElement).hidden = !myTurn;
   renderHandEnd();
+  tickClocks();
 }
 
 function meldEl(tm: TableMeld, layoff: Move | undefined): HTMLElement {
@@ -440,7 +484,12 @@ async function follow(): Promise<void> {
         render();
       } else if (u.update.case === "event") {
         const ev = u.update.value;
-        log(`${ev.version}.${ev.index} ${ev.seat === undefined ? "" : seatName(ev.seat) + ": "}${ev.kind}`);
+        const words = ev.kind === "timed_out" ? (ev.data?.forfeit ? "out of time: the match is lost on time"
+          : "out of time: the referee moves instead") : ev.kind === "auto_moved" ? "the referee moved for this seat"
+          : ev.kind;
+        if (ev.kind !== "clock_started" && ev.kind !== "clock_stopped") { // the seats' clocks show those
+          log(`${ev.version}.${ev.index} ${ev.seat === undefined ? "" : seatName(ev.seat) + ": "}${words}`);
+        }
         if (!view || ev.version > view.version) await refresh().catch(() => undefined); // the next event retries
       }
     }
@@ -466,6 +515,7 @@ async function open(game: string, token: string): Promise<void> {
   }
   $("lobby").hidden = true;
   $("table").hidden = false;
+  showRefusal(undefined); // a refusal from the lobby is not this game's
   void follow();
 }
 
@@ -499,8 +549,16 @@ $("new-game").onsubmit = async (e) => {
   try {
     // "one hand": a match of a single hand (Gin: the first hand's points reach a target of 1; Rummy: one hand)
     const match = f.get("length") === "hand" ? (profile === "gin" ? { targetScore: 1 } : { maxHands: 1 }) : undefined;
+    // the time control: "move:SECONDS" per move, "clock:INITIAL+INCREMENT" a clock per seat; a seat out of time
+    // gets the referee's automatic move (after three in a row, its next timeout loses the match)
+    const [kind, spec = ""] = String(f.get("clock") || "none").split(":");
+    const [a = 0n, b = 0n] = spec.split("+").map((x) => BigInt(Math.round(Number(x) * 1000)));
+    const timeControl: MessageInitShape<typeof TimeControlSchema> | undefined =
+      kind === "move" ? { kind: { case: "perMove", value: { limitMs: a } } }
+      : kind === "clock" ? { kind: { case: "clock", value: { initialMs: a, incrementMs: b } } } : undefined;
     const created = await referee.createGame({
-      profile, seats: seats as never, allowSpectators: f.get("spectators") === "on", match,
+      profile, seats: seats as never, allowSpectators: f.get("spectators") === "on", match, timeControl,
+      timeoutPolicy: timeControl ? { kind: TimeoutPolicy_Kind.AUTO_MOVE } : undefined,
     });
     const mine = created.seatTokens.find((t) => t.seat === 0)!;
     if (created.spectatorToken) document.body.dataset.spectatorToken = created.spectatorToken;

@@ -768,7 +768,8 @@ class HandResult(Message[_HandResultFields]):
             int32 hand_number = 1;
             ```
         reason:
-            knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left, stalled or resigned.
+            knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left, stalled, resigned or time
+            (a seat lost on time).
 
             ```proto
             string reason = 2;
@@ -943,7 +944,7 @@ class MatchResult(Message[_MatchResultFields]):
         seat_ends: list[SeatEnd]
         resigned_seat: int
 
-_GameViewFields: TypeAlias = Literal["game_id", "version", "viewer_role", "viewer_seat", "game", "phase", "to_act", "dealer", "hand_number", "seats", "hand", "melds", "discard_pile", "stock_size", "taken_card", "turns", "hands_played", "upcard", "knock_limit", "knock", "last_hand", "result", "legal_moves", "hollywood_games_ended", "hands", "stock"]
+_GameViewFields: TypeAlias = Literal["game_id", "version", "viewer_role", "viewer_seat", "game", "phase", "to_act", "dealer", "hand_number", "seats", "hand", "melds", "discard_pile", "stock_size", "taken_card", "turns", "hands_played", "upcard", "knock_limit", "knock", "last_hand", "result", "legal_moves", "hollywood_games_ended", "hands", "stock", "clocks", "deadline_ms"]
 
 class GameView(Message[_GameViewFields]):
     """
@@ -1110,9 +1111,23 @@ class GameView(Message[_GameViewFields]):
             ```proto
             repeated string stock = 26;
             ```
+        clocks:
+            Time controls: every seat's clock (public), seat 0 first; empty in a game without a time control.
+
+            ```proto
+            repeated rummy.v1.SeatClock clocks = 27;
+            ```
+        deadline_ms:
+            Time controls: when the decision of the seat to act is due (ms since the epoch, Redis's clock): a move
+            committed after it is refused (OUT_OF_TIME) and the referee applies the timeout policy. Absent without a
+            time control, while no clock runs (the match is over) or before the clock starts.
+
+            ```proto
+            optional int64 deadline_ms = 28;
+            ```
     """
 
-    __slots__ = ("game_id", "version", "viewer_role", "viewer_seat", "game", "phase", "to_act", "dealer", "hand_number", "seats", "hand", "melds", "discard_pile", "stock_size", "taken_card", "turns", "hands_played", "upcard", "knock_limit", "knock", "last_hand", "result", "legal_moves", "hollywood_games_ended", "hands", "stock")
+    __slots__ = ("game_id", "version", "viewer_role", "viewer_seat", "game", "phase", "to_act", "dealer", "hand_number", "seats", "hand", "melds", "discard_pile", "stock_size", "taken_card", "turns", "hands_played", "upcard", "knock_limit", "knock", "last_hand", "result", "legal_moves", "hollywood_games_ended", "hands", "stock", "clocks", "deadline_ms")
 
     if TYPE_CHECKING:
 
@@ -1145,6 +1160,8 @@ class GameView(Message[_GameViewFields]):
             hollywood_games_ended: list[bool] | None = None,
             hands: list[Cards] | None = None,
             stock: list[str] | None = None,
+            clocks: list[SeatClock] | None = None,
+            deadline_ms: int | None = None,
         ) -> None:
             pass
 
@@ -1174,8 +1191,10 @@ class GameView(Message[_GameViewFields]):
         hollywood_games_ended: list[bool]
         hands: list[Cards]
         stock: list[str]
+        clocks: list[SeatClock]
+        deadline_ms: int
 
-_EventFields: TypeAlias = Literal["version", "index", "kind", "seat", "data"]
+_EventFields: TypeAlias = Literal["version", "index", "kind", "seat", "data", "clocks", "deadline_ms"]
 
 class Event(Message[_EventFields]):
     """
@@ -1200,8 +1219,9 @@ class Event(Message[_EventFields]):
             ```
         kind:
             hand_started, dealt, drew, passed, discarded, knocked, big_gin, melded, laid_off, declared, restocked,
-            resigned, hand_ended or match_ended; and, last of a watch stream only (never in the log): game_expired or
-            game_abandoned (the game's keys expired: docs/rules.md section 8).
+            resigned, hand_ended or match_ended; with a time control also clock_stopped, clock_started, timed_out and
+            auto_moved (docs/rules.md section 10); and, last of a watch stream only (never in the log): game_expired or
+            game_abandoned (the game's keys expired: docs/rules.md section 4).
 
             ```proto
             string kind = 3;
@@ -1219,9 +1239,22 @@ class Event(Message[_EventFields]):
             ```proto
             optional google.protobuf.Struct data = 5;
             ```
+        clocks:
+            clock_started (and clock_stopped when no decision starts after it: the match is over): every seat's clock
+            after the version's commit, as in GameView.clocks.
+
+            ```proto
+            repeated rummy.v1.SeatClock clocks = 6;
+            ```
+        deadline_ms:
+            clock_started only: the new deadline of the seat to act (ms since the epoch, Redis's clock).
+
+            ```proto
+            optional int64 deadline_ms = 7;
+            ```
     """
 
-    __slots__ = ("version", "index", "kind", "seat", "data")
+    __slots__ = ("version", "index", "kind", "seat", "data", "clocks", "deadline_ms")
 
     if TYPE_CHECKING:
 
@@ -1233,6 +1266,8 @@ class Event(Message[_EventFields]):
             kind: str = "",
             seat: int | None = None,
             data: Struct | None = None,
+            clocks: list[SeatClock] | None = None,
+            deadline_ms: int | None = None,
         ) -> None:
             pass
 
@@ -1241,6 +1276,315 @@ class Event(Message[_EventFields]):
         kind: str
         seat: int
         data: Struct | None
+        clocks: list[SeatClock]
+        deadline_ms: int
+
+_TimeControlFields: TypeAlias = Literal["per_move", "clock", "bank"]
+
+class TimeControl(Message[_TimeControlFields]):
+    """
+    How much time each seat has for its decisions. Every decision a seat must make is timed alone: each move it
+    submits (a draw, a discard, a pass in the take-or-pass ritual, a knock, the defender's declaration or each of
+    its meld / lay_off / done moves, each of Rummy's turn steps). A decision starts when the previous move
+    commits (the first one: when the game is created, or when its last open seat is joined) and ends when the
+    seat's move commits; both instants come from Redis's clock (the referee's script reads Redis TIME), so the
+    network between a player and the referee counts against the player. All durations are in milliseconds,
+    each 1 .. 86,400,000 (one day); increment_ms may be 0. Unset kind: no time control (no clock, no deadline;
+    the game still expires after --idle-ttl without a move).
+
+    ```proto
+    message rummy.v1.TimeControl
+    ```
+
+    Attributes:
+        kind:
+            The kind of time control; unset: none.
+
+            ```proto
+            oneof kind
+            ```
+    """
+
+    __slots__ = ("kind",)
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            kind: Oneof[Literal["per_move"], TimeControl.PerMove] | Oneof[Literal["clock"], TimeControl.Clock] | Oneof[Literal["bank"], TimeControl.Bank] | None = None,
+        ) -> None:
+            pass
+
+        kind: Oneof[Literal["per_move"], TimeControl.PerMove] | Oneof[Literal["clock"], TimeControl.Clock] | Oneof[Literal["bank"], TimeControl.Bank] | None
+
+    _PerMoveFields: TypeAlias = Literal["limit_ms"]
+
+    class PerMove(Message[_PerMoveFields]):
+        """
+        A fixed limit for every decision; no time is carried over.
+
+        ```proto
+        message rummy.v1.TimeControl.PerMove
+        ```
+
+        Attributes:
+            limit_ms:
+                The time for each decision.
+
+                ```proto
+                int64 limit_ms = 1;
+                ```
+        """
+
+        __slots__ = ("limit_ms",)
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                limit_ms: int = 0,
+            ) -> None:
+                pass
+
+            limit_ms: int
+
+    _ClockFields: TypeAlias = Literal["initial_ms", "increment_ms"]
+
+    class Clock(Message[_ClockFields]):
+        """
+        A clock per seat (Fischer): each seat starts with initial_ms; a decision spends the time it took, then
+        increment_ms is added to the seat's clock. A decision is due when the seat's clock would reach zero.
+
+        ```proto
+        message rummy.v1.TimeControl.Clock
+        ```
+
+        Attributes:
+            initial_ms:
+                Each seat's time at the start of the match.
+
+                ```proto
+                int64 initial_ms = 1;
+                ```
+            increment_ms:
+                Added to the seat's clock after each of its decisions (an automatic move's too).
+
+                ```proto
+                int64 increment_ms = 2;
+                ```
+        """
+
+        __slots__ = ("initial_ms", "increment_ms")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                initial_ms: int = 0,
+                increment_ms: int = 0,
+            ) -> None:
+                pass
+
+            initial_ms: int
+            increment_ms: int
+
+    _BankFields: TypeAlias = Literal["allowance_ms", "bank_ms"]
+
+    class Bank(Message[_BankFields]):
+        """
+        A free allowance per decision and a time bank per seat spent only beyond it (as Kaggle's bot referee does):
+        a decision that takes t ms takes max(0, t - allowance_ms) from the seat's bank; it is due after
+        allowance_ms plus the bank left.
+
+        ```proto
+        message rummy.v1.TimeControl.Bank
+        ```
+
+        Attributes:
+            allowance_ms:
+                The free time of each decision.
+
+                ```proto
+                int64 allowance_ms = 1;
+                ```
+            bank_ms:
+                Each seat's bank at the start of the match.
+
+                ```proto
+                int64 bank_ms = 2;
+                ```
+        """
+
+        __slots__ = ("allowance_ms", "bank_ms")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                allowance_ms: int = 0,
+                bank_ms: int = 0,
+            ) -> None:
+                pass
+
+            allowance_ms: int
+            bank_ms: int
+
+_TimeoutPolicyFields: TypeAlias = Literal["kind", "max_auto_moves"]
+
+class TimeoutPolicy(Message[_TimeoutPolicyFields]):
+    """
+    What the referee does when a seat's decision is due (only with a time control).
+
+    ```proto
+    message rummy.v1.TimeoutPolicy
+    ```
+
+    Attributes:
+        kind:
+            The policy.
+
+            ```proto
+            rummy.v1.TimeoutPolicy.Kind kind = 1;
+            ```
+        max_auto_moves:
+            auto_move only: automatic moves in a row a seat may get (1..1000) before a timeout forfeits; 0: 3. A move
+            of the seat's own resets its count.
+
+            ```proto
+            int32 max_auto_moves = 2;
+            ```
+    """
+
+    __slots__ = ("kind", "max_auto_moves")
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            kind: TimeoutPolicy.Kind | None = None,
+            max_auto_moves: int = 0,
+        ) -> None:
+            pass
+
+        kind: TimeoutPolicy.Kind
+        max_auto_moves: int
+
+    class Kind(Enum):
+        """
+        The policies.
+
+        ```proto
+        enum rummy.v1.TimeoutPolicy.Kind
+        ```
+
+        Attributes:
+            UNSPECIFIED:
+                Not set: forfeit_match.
+
+                ```proto
+                KIND_UNSPECIFIED = 0
+                ```
+            FORFEIT_MATCH:
+                forfeit_match: the seat loses the match on time (MatchResult.ended MATCH_END_TIME, the seat
+                SEAT_END_LOST_ON_TIME, the others win: scored as a resign, docs/rules.md section 10).
+
+                ```proto
+                KIND_FORFEIT_MATCH = 1
+                ```
+            AUTO_MOVE:
+                auto_move: the referee plays a fixed move for the seat (docs/rules.md section 10: pass in take-or-pass and
+                at the fiftieth card; draw from the stock then discard the card drawn; a discard left to make: the card
+                drawn from the stock this turn, else the legal discard of the highest point value; the defender: the best
+                declaration); after max_auto_moves automatic moves in a row for one seat, its next timeout forfeits the
+                match as forfeit_match does.
+
+                ```proto
+                KIND_AUTO_MOVE = 2
+                ```
+        """
+
+        UNSPECIFIED = 0
+        FORFEIT_MATCH = 1
+        AUTO_MOVE = 2
+
+_SeatClockFields: TypeAlias = Literal["seat", "remaining_ms", "running", "started_ms", "deadline_ms", "auto_moves"]
+
+class SeatClock(Message[_SeatClockFields]):
+    """
+    One seat's clock, as everyone sees it (clocks are public).
+
+    ```proto
+    message rummy.v1.SeatClock
+    ```
+
+    Attributes:
+        seat:
+            The seat.
+
+            ```proto
+            int32 seat = 1;
+            ```
+        remaining_ms:
+            The seat's time left (clock: its clock; bank: its bank; per_move: the limit), as of the start of its
+            current decision when it is to act (running), else as of its last decision. Time left now, for the running
+            seat: deadline_ms - now (bank: minus the allowance while it lasts).
+
+            ```proto
+            int64 remaining_ms = 2;
+            ```
+        running:
+            True for the seat to act: its decision is being timed.
+
+            ```proto
+            bool running = 3;
+            ```
+        started_ms:
+            While running: when its decision started (ms since the epoch, Redis's clock).
+
+            ```proto
+            optional int64 started_ms = 4;
+            ```
+        deadline_ms:
+            While running: when its decision is due (ms since the epoch, Redis's clock).
+
+            ```proto
+            optional int64 deadline_ms = 5;
+            ```
+        auto_moves:
+            Automatic moves the referee made for the seat in a row (auto_move policy).
+
+            ```proto
+            int32 auto_moves = 6;
+            ```
+    """
+
+    __slots__ = ("seat", "remaining_ms", "running", "started_ms", "deadline_ms", "auto_moves")
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            seat: int = 0,
+            remaining_ms: int = 0,
+            running: bool = False,
+            started_ms: int | None = None,
+            deadline_ms: int | None = None,
+            auto_moves: int = 0,
+        ) -> None:
+            pass
+
+        seat: int
+        remaining_ms: int
+        running: bool
+        started_ms: int
+        deadline_ms: int
+        auto_moves: int
 
 _SeatSpecFields: TypeAlias = Literal["display_name", "kind", "open", "bot"]
 
@@ -1299,7 +1643,7 @@ class SeatSpec(Message[_SeatSpecFields]):
         open: bool
         bot: str
 
-_GameSettingsFields: TypeAlias = Literal["profile", "options", "seats", "spectators_allowed", "organizer_deals", "seed_commitment", "seed", "preset_deals", "spectator_delay"]
+_GameSettingsFields: TypeAlias = Literal["profile", "options", "seats", "spectators_allowed", "organizer_deals", "seed_commitment", "seed", "preset_deals", "time_control", "timeout_policy", "spectator_delay"]
 
 class GameSettings(Message[_GameSettingsFields]):
     """
@@ -1359,6 +1703,18 @@ class GameSettings(Message[_GameSettingsFields]):
             ```proto
             repeated rummy.v1.PresetDeal preset_deals = 8;
             ```
+        time_control:
+            The time control, as given at creation (unset kind: none).
+
+            ```proto
+            optional rummy.v1.TimeControl time_control = 9;
+            ```
+        timeout_policy:
+            The timeout policy, pinned (kind set, max_auto_moves resolved) when there is a time control.
+
+            ```proto
+            optional rummy.v1.TimeoutPolicy timeout_policy = 10;
+            ```
         spectator_delay:
             How far behind the live game spectators are (CreateGame's spectator_delay; unset: no delay).
 
@@ -1367,7 +1723,7 @@ class GameSettings(Message[_GameSettingsFields]):
             ```
     """
 
-    __slots__ = ("profile", "options", "seats", "spectators_allowed", "organizer_deals", "seed_commitment", "seed", "preset_deals", "spectator_delay")
+    __slots__ = ("profile", "options", "seats", "spectators_allowed", "organizer_deals", "seed_commitment", "seed", "preset_deals", "time_control", "timeout_policy", "spectator_delay")
 
     if TYPE_CHECKING:
 
@@ -1382,6 +1738,8 @@ class GameSettings(Message[_GameSettingsFields]):
             seed_commitment: str = "",
             seed: bytes = b"",
             preset_deals: list[PresetDeal] | None = None,
+            time_control: TimeControl | None = None,
+            timeout_policy: TimeoutPolicy | None = None,
             spectator_delay: SpectatorDelay | None = None,
         ) -> None:
             pass
@@ -1394,6 +1752,8 @@ class GameSettings(Message[_GameSettingsFields]):
         seed_commitment: str
         seed: bytes
         preset_deals: list[PresetDeal]
+        time_control: TimeControl | None
+        timeout_policy: TimeoutPolicy | None
         spectator_delay: SpectatorDelay | None
 
 _SpectatorDelayFields: TypeAlias = Literal["moves", "until_hand_end"]
@@ -1730,7 +2090,7 @@ class MatchEnd(Enum):
             MATCH_END_RESIGNED = 2
             ```
         TIME:
-            A seat ran out of time (reserved for time controls).
+            A seat lost on time (a time control's timeout policy forfeited it); the others won.
 
             ```proto
             MATCH_END_TIME = 3
@@ -1777,7 +2137,7 @@ class SeatEnd(Enum):
             SEAT_END_RESIGNED = 2
             ```
         LOST_ON_TIME:
-            The seat lost on time (reserved for time controls).
+            The seat lost on time (time controls: docs/rules.md section 10).
 
             ```proto
             SEAT_END_LOST_ON_TIME = 3
@@ -1798,7 +2158,7 @@ class SeatEnd(Enum):
 
 
 _DESC = file_desc(
-    b'\n\x13rummy/v1/game.proto\x12\x08rummy.v1\x1a\x1cgoogle/protobuf/struct.proto"{\n\x0bOptionValue\x12\x1f\n\nbool_value\x18\x01 \x01(\x08H\x00R\tboolValue\x12\x1d\n\tint_value\x18\x02 \x01(\x03H\x00R\x08intValue\x12#\n\x0cstring_value\x18\x03 \x01(\tH\x00R\x0bstringValueB\x07\n\x05value"\x1d\n\x05Cards\x12\x14\n\x05cards\x18\x01 \x03(\tR\x05cards".\n\x05Melds\x12%\n\x05melds\x18\x01 \x03(\x0b2\x0f.rummy.v1.CardsR\x05melds"\xa7\x07\n\x04Move\x129\n\ndraw_stock\x18\x01 \x01(\x0b2\x18.rummy.v1.Move.DrawStockH\x00R\tdrawStock\x12?\n\x0cdraw_discard\x18\x02 \x01(\x0b2\x1a.rummy.v1.Move.DrawDiscardH\x00R\x0bdrawDiscard\x126\n\tpass_turn\x18\x03 \x01(\x0b2\x17.rummy.v1.Move.PassTurnH\x00R\x08passTurn\x122\n\x07discard\x18\x04 \x01(\x0b2\x16.rummy.v1.Move.DiscardH\x00R\x07discard\x12,\n\x05knock\x18\x05 \x01(\x0b2\x14.rummy.v1.Move.KnockH\x00R\x05knock\x120\n\x07big_gin\x18\x06 \x01(\x0b2\x15.rummy.v1.Move.BigGinH\x00R\x06bigGin\x12)\n\x04meld\x18\x07 \x01(\x0b2\x13.rummy.v1.Move.MeldH\x00R\x04meld\x120\n\x07lay_off\x18\x08 \x01(\x0b2\x15.rummy.v1.Move.LayOffH\x00R\x06layOff\x122\n\x07declare\x18\t \x01(\x0b2\x16.rummy.v1.Move.DeclareH\x00R\x07declare\x12)\n\x04done\x18\n \x01(\x0b2\x13.rummy.v1.Move.DoneH\x00R\x04done\x1a\x0b\n\tDrawStock\x1a\r\n\x0bDrawDiscard\x1a\n\n\x08PassTurn\x1a\x1d\n\x07Discard\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x1aH\n\x05Knock\x12\x18\n\x07discard\x18\x01 \x01(\tR\x07discard\x12%\n\x05melds\x18\x02 \x01(\x0b2\x0f.rummy.v1.MeldsR\x05melds\x1a/\n\x06BigGin\x12%\n\x05melds\x18\x01 \x01(\x0b2\x0f.rummy.v1.MeldsR\x05melds\x1a\x1c\n\x04Meld\x12\x14\n\x05cards\x18\x01 \x03(\tR\x05cards\x1a5\n\x06LayOff\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x12\x17\n\x07meld_id\x18\x02 \x01(\x05R\x06meldId\x1at\n\x07Declare\x12%\n\x05melds\x18\x01 \x03(\x0b2\x0f.rummy.v1.CardsR\x05melds\x12.\n\x07layoffs\x18\x02 \x03(\x0b2\x14.rummy.v1.LayOffCardR\x07layoffs\x12\x12\n\x04best\x18\x03 \x01(\x08R\x04best\x1a\x06\n\x04DoneB\x06\n\x04move"9\n\nLayOffCard\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x12\x17\n\x07meld_id\x18\x02 \x01(\x05R\x06meldId"1\n\x07LaidOff\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x12\x12\n\x04seat\x18\x02 \x01(\x05R\x04seat"\x9c\x01\n\tTableMeld\x12\x0e\n\x02id\x18\x01 \x01(\x05R\x02id\x12\x14\n\x05owner\x18\x02 \x01(\x05R\x05owner\x12&\n\x04kind\x18\x03 \x01(\x0e2\x12.rummy.v1.MeldKindR\x04kind\x12\x14\n\x05cards\x18\x04 \x03(\tR\x05cards\x12+\n\x07layoffs\x18\x05 \x03(\x0b2\x11.rummy.v1.LaidOffR\x07layoffs"\xbb\x02\n\x08SeatView\x12\x12\n\x04seat\x18\x01 \x01(\x05R\x04seat\x12!\n\x0cdisplay_name\x18\x02 \x01(\tR\x0bdisplayName\x12&\n\x04kind\x18\x03 \x01(\x0e2\x12.rummy.v1.SeatKindR\x04kind\x12\x12\n\x04open\x18\x04 \x01(\x08R\x04open\x12\x1b\n\thand_size\x18\x05 \x01(\x05R\x08handSize\x12\x1f\n\x0bknown_cards\x18\x06 \x03(\tR\nknownCards\x12\x14\n\x05score\x18\x07 \x01(\x05R\x05score\x12\x14\n\x05boxes\x18\x08 \x01(\x05R\x05boxes\x12)\n\x10hollywood_scores\x18\t \x03(\x05R\x0fhollywoodScores\x12\'\n\x0fhollywood_boxes\x18\n \x03(\x05R\x0ehollywoodBoxes"h\n\tKnockInfo\x12\x18\n\x07knocker\x18\x01 \x01(\x05R\x07knocker\x12\x1a\n\x08deadwood\x18\x02 \x01(\x05R\x08deadwood\x12%\n\x0edeadwood_cards\x18\x03 \x03(\tR\rdeadwoodCards"\x86\x04\n\nHandResult\x12\x1f\n\x0bhand_number\x18\x01 \x01(\x05R\nhandNumber\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1b\n\x06winner\x18\x03 \x01(\x05H\x00R\x06winner\x88\x01\x01\x12\x16\n\x06points\x18\x04 \x01(\x05R\x06points\x12%\n\x05hands\x18\x05 \x03(\x0b2\x0f.rummy.v1.CardsR\x05hands\x12\x1f\n\x0bhand_values\x18\x06 \x03(\x05R\nhandValues\x12\x16\n\x06scores\x18\x07 \x03(\x05R\x06scores\x12\x1d\n\x07knocker\x18\x08 \x01(\x05H\x01R\x07knocker\x88\x01\x01\x12.\n\x10knocker_deadwood\x18\t \x01(\x05H\x02R\x0fknockerDeadwood\x88\x01\x01\x120\n\x11defender_deadwood\x18\n \x01(\x05H\x03R\x10defenderDeadwood\x88\x01\x01\x12$\n\x0bgoing_rummy\x18\x0b \x01(\x08H\x04R\ngoingRummy\x88\x01\x01\x121\n\x07details\x18\x0c \x01(\x0b2\x17.google.protobuf.StructR\x07detailsB\t\n\x07_winnerB\n\n\x08_knockerB\x13\n\x11_knocker_deadwoodB\x14\n\x12_defender_deadwoodB\x0e\n\x0c_going_rummy"\x88\x02\n\x0bMatchResult\x12\x16\n\x06totals\x18\x01 \x03(\x05R\x06totals\x12\x18\n\x07winners\x18\x02 \x03(\x05R\x07winners\x121\n\x07details\x18\x03 \x01(\x0b2\x17.google.protobuf.StructR\x07details\x12(\n\x05ended\x18\x04 \x01(\x0e2\x12.rummy.v1.MatchEndR\x05ended\x12.\n\tseat_ends\x18\x05 \x03(\x0e2\x11.rummy.v1.SeatEndR\x08seatEnds\x12(\n\rresigned_seat\x18\x06 \x01(\x05H\x00R\x0cresignedSeat\x88\x01\x01B\x10\n\x0e_resigned_seat"\xf7\x07\n\x08GameView\x12\x17\n\x07game_id\x18\x01 \x01(\tR\x06gameId\x12\x18\n\x07version\x18\x02 \x01(\x04R\x07version\x12/\n\x0bviewer_role\x18\x03 \x01(\x0e2\x0e.rummy.v1.RoleR\nviewerRole\x12$\n\x0bviewer_seat\x18\x04 \x01(\x05H\x00R\nviewerSeat\x88\x01\x01\x12&\n\x04game\x18\x05 \x01(\x0e2\x12.rummy.v1.GameKindR\x04game\x12%\n\x05phase\x18\x06 \x01(\x0e2\x0f.rummy.v1.PhaseR\x05phase\x12\x1a\n\x06to_act\x18\x07 \x01(\x05H\x01R\x05toAct\x88\x01\x01\x12\x16\n\x06dealer\x18\x08 \x01(\x05R\x06dealer\x12\x1f\n\x0bhand_number\x18\t \x01(\x05R\nhandNumber\x12(\n\x05seats\x18\n \x03(\x0b2\x12.rummy.v1.SeatViewR\x05seats\x12\x12\n\x04hand\x18\x0b \x03(\tR\x04hand\x12)\n\x05melds\x18\x0c \x03(\x0b2\x13.rummy.v1.TableMeldR\x05melds\x12!\n\x0cdiscard_pile\x18\r \x03(\tR\x0bdiscardPile\x12\x1d\n\nstock_size\x18\x0e \x01(\x05R\tstockSize\x12"\n\ntaken_card\x18\x0f \x01(\tH\x02R\ttakenCard\x88\x01\x01\x12\x14\n\x05turns\x18\x10 \x01(\x05R\x05turns\x12!\n\x0chands_played\x18\x11 \x01(\x05R\x0bhandsPlayed\x12\x1b\n\x06upcard\x18\x12 \x01(\tH\x03R\x06upcard\x88\x01\x01\x12$\n\x0bknock_limit\x18\x13 \x01(\x05H\x04R\nknockLimit\x88\x01\x01\x12)\n\x05knock\x18\x14 \x01(\x0b2\x13.rummy.v1.KnockInfoR\x05knock\x121\n\tlast_hand\x18\x15 \x01(\x0b2\x14.rummy.v1.HandResultR\x08lastHand\x12-\n\x06result\x18\x16 \x01(\x0b2\x15.rummy.v1.MatchResultR\x06result\x12/\n\x0blegal_moves\x18\x17 \x03(\x0b2\x0e.rummy.v1.MoveR\nlegalMoves\x122\n\x15hollywood_games_ended\x18\x18 \x03(\x08R\x13hollywoodGamesEnded\x12%\n\x05hands\x18\x19 \x03(\x0b2\x0f.rummy.v1.CardsR\x05hands\x12\x14\n\x05stock\x18\x1a \x03(\tR\x05stockB\x0e\n\x0c_viewer_seatB\t\n\x07_to_actB\r\n\x0b_taken_cardB\t\n\x07_upcardB\x0e\n\x0c_knock_limit"\x9a\x01\n\x05Event\x12\x18\n\x07version\x18\x01 \x01(\x04R\x07version\x12\x14\n\x05index\x18\x02 \x01(\rR\x05index\x12\x12\n\x04kind\x18\x03 \x01(\tR\x04kind\x12\x17\n\x04seat\x18\x04 \x01(\x05H\x00R\x04seat\x88\x01\x01\x12+\n\x04data\x18\x05 \x01(\x0b2\x17.google.protobuf.StructR\x04dataB\x07\n\x05_seat"{\n\x08SeatSpec\x12!\n\x0cdisplay_name\x18\x01 \x01(\tR\x0bdisplayName\x12&\n\x04kind\x18\x02 \x01(\x0e2\x12.rummy.v1.SeatKindR\x04kind\x12\x12\n\x04open\x18\x03 \x01(\x08R\x04open\x12\x10\n\x03bot\x18\x04 \x01(\tR\x03bot"\xf5\x03\n\x0cGameSettings\x12\x18\n\x07profile\x18\x01 \x01(\tR\x07profile\x12=\n\x07options\x18\x02 \x03(\x0b2#.rummy.v1.GameSettings.OptionsEntryR\x07options\x12(\n\x05seats\x18\x03 \x03(\x0b2\x12.rummy.v1.SeatSpecR\x05seats\x12-\n\x12spectators_allowed\x18\x04 \x01(\x08R\x11spectatorsAllowed\x12\'\n\x0forganizer_deals\x18\x05 \x01(\x08R\x0eorganizerDeals\x12\'\n\x0fseed_commitment\x18\x06 \x01(\tR\x0eseedCommitment\x12\x12\n\x04seed\x18\x07 \x01(\x0cR\x04seed\x127\n\x0cpreset_deals\x18\x08 \x03(\x0b2\x14.rummy.v1.PresetDealR\x0bpresetDeals\x12A\n\x0fspectator_delay\x18\x0b \x01(\x0b2\x18.rummy.v1.SpectatorDelayR\x0espectatorDelay\x1aQ\n\x0cOptionsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12+\n\x05value\x18\x02 \x01(\x0b2\x15.rummy.v1.OptionValueR\x05value:\x028\x01"L\n\x0eSpectatorDelay\x12\x14\n\x05moves\x18\x01 \x01(\rR\x05moves\x12$\n\x0euntil_hand_end\x18\x02 \x01(\x08R\x0cuntilHandEnd"y\n\nPresetDeal\x12\x16\n\x06dealer\x18\x01 \x01(\x05R\x06dealer\x12%\n\x05hands\x18\x02 \x03(\x0b2\x0f.rummy.v1.CardsR\x05hands\x12\x16\n\x06upcard\x18\x03 \x01(\tR\x06upcard\x12\x14\n\x05stock\x18\x04 \x03(\tR\x05stock*M\n\x08GameKind\x12\x19\n\x15GAME_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rGAME_KIND_GIN\x10\x01\x12\x13\n\x0fGAME_KIND_RUMMY\x10\x02*\xa6\x01\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x16\n\x12PHASE_TAKE_OR_PASS\x10\x01\x12\x0e\n\nPHASE_DRAW\x10\x02\x12\x11\n\rPHASE_DISCARD\x10\x03\x12\x0e\n\nPHASE_PLAY\x10\x04\x12\x10\n\x0cPHASE_LAYOFF\x10\x05\x12\x13\n\x0fPHASE_LAST_CARD\x10\x06\x12\x14\n\x10PHASE_MATCH_OVER\x10\x07*Q\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_SEAT\x10\x01\x12\x12\n\x0eROLE_SPECTATOR\x10\x02\x12\x10\n\x0cROLE_REFEREE\x10\x03*M\n\x08SeatKind\x12\x19\n\x15SEAT_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0fSEAT_KIND_HUMAN\x10\x01\x12\x11\n\rSEAT_KIND_BOT\x10\x02*K\n\x08MeldKind\x12\x19\n\x15MELD_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rMELD_KIND_SET\x10\x01\x12\x11\n\rMELD_KIND_RUN\x10\x02*\x83\x01\n\x08MatchEnd\x12\x19\n\x15MATCH_END_UNSPECIFIED\x10\x00\x12\x17\n\x13MATCH_END_COMPLETED\x10\x01\x12\x16\n\x12MATCH_END_RESIGNED\x10\x02\x12\x12\n\x0eMATCH_END_TIME\x10\x03\x12\x17\n\x13MATCH_END_ORGANIZER\x10\x04*\x91\x01\n\x07SeatEnd\x12\x18\n\x14SEAT_END_UNSPECIFIED\x10\x00\x12\x15\n\x11SEAT_END_FINISHED\x10\x01\x12\x15\n\x11SEAT_END_RESIGNED\x10\x02\x12\x19\n\x15SEAT_END_LOST_ON_TIME\x10\x03\x12#\n\x1fSEAT_END_FORFEITED_BY_ORGANIZER\x10\x04b\x06proto3',
+    b'\n\x13rummy/v1/game.proto\x12\x08rummy.v1\x1a\x1cgoogle/protobuf/struct.proto"{\n\x0bOptionValue\x12\x1f\n\nbool_value\x18\x01 \x01(\x08H\x00R\tboolValue\x12\x1d\n\tint_value\x18\x02 \x01(\x03H\x00R\x08intValue\x12#\n\x0cstring_value\x18\x03 \x01(\tH\x00R\x0bstringValueB\x07\n\x05value"\x1d\n\x05Cards\x12\x14\n\x05cards\x18\x01 \x03(\tR\x05cards".\n\x05Melds\x12%\n\x05melds\x18\x01 \x03(\x0b2\x0f.rummy.v1.CardsR\x05melds"\xa7\x07\n\x04Move\x129\n\ndraw_stock\x18\x01 \x01(\x0b2\x18.rummy.v1.Move.DrawStockH\x00R\tdrawStock\x12?\n\x0cdraw_discard\x18\x02 \x01(\x0b2\x1a.rummy.v1.Move.DrawDiscardH\x00R\x0bdrawDiscard\x126\n\tpass_turn\x18\x03 \x01(\x0b2\x17.rummy.v1.Move.PassTurnH\x00R\x08passTurn\x122\n\x07discard\x18\x04 \x01(\x0b2\x16.rummy.v1.Move.DiscardH\x00R\x07discard\x12,\n\x05knock\x18\x05 \x01(\x0b2\x14.rummy.v1.Move.KnockH\x00R\x05knock\x120\n\x07big_gin\x18\x06 \x01(\x0b2\x15.rummy.v1.Move.BigGinH\x00R\x06bigGin\x12)\n\x04meld\x18\x07 \x01(\x0b2\x13.rummy.v1.Move.MeldH\x00R\x04meld\x120\n\x07lay_off\x18\x08 \x01(\x0b2\x15.rummy.v1.Move.LayOffH\x00R\x06layOff\x122\n\x07declare\x18\t \x01(\x0b2\x16.rummy.v1.Move.DeclareH\x00R\x07declare\x12)\n\x04done\x18\n \x01(\x0b2\x13.rummy.v1.Move.DoneH\x00R\x04done\x1a\x0b\n\tDrawStock\x1a\r\n\x0bDrawDiscard\x1a\n\n\x08PassTurn\x1a\x1d\n\x07Discard\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x1aH\n\x05Knock\x12\x18\n\x07discard\x18\x01 \x01(\tR\x07discard\x12%\n\x05melds\x18\x02 \x01(\x0b2\x0f.rummy.v1.MeldsR\x05melds\x1a/\n\x06BigGin\x12%\n\x05melds\x18\x01 \x01(\x0b2\x0f.rummy.v1.MeldsR\x05melds\x1a\x1c\n\x04Meld\x12\x14\n\x05cards\x18\x01 \x03(\tR\x05cards\x1a5\n\x06LayOff\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x12\x17\n\x07meld_id\x18\x02 \x01(\x05R\x06meldId\x1at\n\x07Declare\x12%\n\x05melds\x18\x01 \x03(\x0b2\x0f.rummy.v1.CardsR\x05melds\x12.\n\x07layoffs\x18\x02 \x03(\x0b2\x14.rummy.v1.LayOffCardR\x07layoffs\x12\x12\n\x04best\x18\x03 \x01(\x08R\x04best\x1a\x06\n\x04DoneB\x06\n\x04move"9\n\nLayOffCard\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x12\x17\n\x07meld_id\x18\x02 \x01(\x05R\x06meldId"1\n\x07LaidOff\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x12\x12\n\x04seat\x18\x02 \x01(\x05R\x04seat"\x9c\x01\n\tTableMeld\x12\x0e\n\x02id\x18\x01 \x01(\x05R\x02id\x12\x14\n\x05owner\x18\x02 \x01(\x05R\x05owner\x12&\n\x04kind\x18\x03 \x01(\x0e2\x12.rummy.v1.MeldKindR\x04kind\x12\x14\n\x05cards\x18\x04 \x03(\tR\x05cards\x12+\n\x07layoffs\x18\x05 \x03(\x0b2\x11.rummy.v1.LaidOffR\x07layoffs"\xbb\x02\n\x08SeatView\x12\x12\n\x04seat\x18\x01 \x01(\x05R\x04seat\x12!\n\x0cdisplay_name\x18\x02 \x01(\tR\x0bdisplayName\x12&\n\x04kind\x18\x03 \x01(\x0e2\x12.rummy.v1.SeatKindR\x04kind\x12\x12\n\x04open\x18\x04 \x01(\x08R\x04open\x12\x1b\n\thand_size\x18\x05 \x01(\x05R\x08handSize\x12\x1f\n\x0bknown_cards\x18\x06 \x03(\tR\nknownCards\x12\x14\n\x05score\x18\x07 \x01(\x05R\x05score\x12\x14\n\x05boxes\x18\x08 \x01(\x05R\x05boxes\x12)\n\x10hollywood_scores\x18\t \x03(\x05R\x0fhollywoodScores\x12\'\n\x0fhollywood_boxes\x18\n \x03(\x05R\x0ehollywoodBoxes"h\n\tKnockInfo\x12\x18\n\x07knocker\x18\x01 \x01(\x05R\x07knocker\x12\x1a\n\x08deadwood\x18\x02 \x01(\x05R\x08deadwood\x12%\n\x0edeadwood_cards\x18\x03 \x03(\tR\rdeadwoodCards"\x86\x04\n\nHandResult\x12\x1f\n\x0bhand_number\x18\x01 \x01(\x05R\nhandNumber\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1b\n\x06winner\x18\x03 \x01(\x05H\x00R\x06winner\x88\x01\x01\x12\x16\n\x06points\x18\x04 \x01(\x05R\x06points\x12%\n\x05hands\x18\x05 \x03(\x0b2\x0f.rummy.v1.CardsR\x05hands\x12\x1f\n\x0bhand_values\x18\x06 \x03(\x05R\nhandValues\x12\x16\n\x06scores\x18\x07 \x03(\x05R\x06scores\x12\x1d\n\x07knocker\x18\x08 \x01(\x05H\x01R\x07knocker\x88\x01\x01\x12.\n\x10knocker_deadwood\x18\t \x01(\x05H\x02R\x0fknockerDeadwood\x88\x01\x01\x120\n\x11defender_deadwood\x18\n \x01(\x05H\x03R\x10defenderDeadwood\x88\x01\x01\x12$\n\x0bgoing_rummy\x18\x0b \x01(\x08H\x04R\ngoingRummy\x88\x01\x01\x121\n\x07details\x18\x0c \x01(\x0b2\x17.google.protobuf.StructR\x07detailsB\t\n\x07_winnerB\n\n\x08_knockerB\x13\n\x11_knocker_deadwoodB\x14\n\x12_defender_deadwoodB\x0e\n\x0c_going_rummy"\x88\x02\n\x0bMatchResult\x12\x16\n\x06totals\x18\x01 \x03(\x05R\x06totals\x12\x18\n\x07winners\x18\x02 \x03(\x05R\x07winners\x121\n\x07details\x18\x03 \x01(\x0b2\x17.google.protobuf.StructR\x07details\x12(\n\x05ended\x18\x04 \x01(\x0e2\x12.rummy.v1.MatchEndR\x05ended\x12.\n\tseat_ends\x18\x05 \x03(\x0e2\x11.rummy.v1.SeatEndR\x08seatEnds\x12(\n\rresigned_seat\x18\x06 \x01(\x05H\x00R\x0cresignedSeat\x88\x01\x01B\x10\n\x0e_resigned_seat"\xda\x08\n\x08GameView\x12\x17\n\x07game_id\x18\x01 \x01(\tR\x06gameId\x12\x18\n\x07version\x18\x02 \x01(\x04R\x07version\x12/\n\x0bviewer_role\x18\x03 \x01(\x0e2\x0e.rummy.v1.RoleR\nviewerRole\x12$\n\x0bviewer_seat\x18\x04 \x01(\x05H\x00R\nviewerSeat\x88\x01\x01\x12&\n\x04game\x18\x05 \x01(\x0e2\x12.rummy.v1.GameKindR\x04game\x12%\n\x05phase\x18\x06 \x01(\x0e2\x0f.rummy.v1.PhaseR\x05phase\x12\x1a\n\x06to_act\x18\x07 \x01(\x05H\x01R\x05toAct\x88\x01\x01\x12\x16\n\x06dealer\x18\x08 \x01(\x05R\x06dealer\x12\x1f\n\x0bhand_number\x18\t \x01(\x05R\nhandNumber\x12(\n\x05seats\x18\n \x03(\x0b2\x12.rummy.v1.SeatViewR\x05seats\x12\x12\n\x04hand\x18\x0b \x03(\tR\x04hand\x12)\n\x05melds\x18\x0c \x03(\x0b2\x13.rummy.v1.TableMeldR\x05melds\x12!\n\x0cdiscard_pile\x18\r \x03(\tR\x0bdiscardPile\x12\x1d\n\nstock_size\x18\x0e \x01(\x05R\tstockSize\x12"\n\ntaken_card\x18\x0f \x01(\tH\x02R\ttakenCard\x88\x01\x01\x12\x14\n\x05turns\x18\x10 \x01(\x05R\x05turns\x12!\n\x0chands_played\x18\x11 \x01(\x05R\x0bhandsPlayed\x12\x1b\n\x06upcard\x18\x12 \x01(\tH\x03R\x06upcard\x88\x01\x01\x12$\n\x0bknock_limit\x18\x13 \x01(\x05H\x04R\nknockLimit\x88\x01\x01\x12)\n\x05knock\x18\x14 \x01(\x0b2\x13.rummy.v1.KnockInfoR\x05knock\x121\n\tlast_hand\x18\x15 \x01(\x0b2\x14.rummy.v1.HandResultR\x08lastHand\x12-\n\x06result\x18\x16 \x01(\x0b2\x15.rummy.v1.MatchResultR\x06result\x12/\n\x0blegal_moves\x18\x17 \x03(\x0b2\x0e.rummy.v1.MoveR\nlegalMoves\x122\n\x15hollywood_games_ended\x18\x18 \x03(\x08R\x13hollywoodGamesEnded\x12%\n\x05hands\x18\x19 \x03(\x0b2\x0f.rummy.v1.CardsR\x05hands\x12\x14\n\x05stock\x18\x1a \x03(\tR\x05stock\x12+\n\x06clocks\x18\x1b \x03(\x0b2\x13.rummy.v1.SeatClockR\x06clocks\x12$\n\x0bdeadline_ms\x18\x1c \x01(\x03H\x05R\ndeadlineMs\x88\x01\x01B\x0e\n\x0c_viewer_seatB\t\n\x07_to_actB\r\n\x0b_taken_cardB\t\n\x07_upcardB\x0e\n\x0c_knock_limitB\x0e\n\x0c_deadline_ms"\xfd\x01\n\x05Event\x12\x18\n\x07version\x18\x01 \x01(\x04R\x07version\x12\x14\n\x05index\x18\x02 \x01(\rR\x05index\x12\x12\n\x04kind\x18\x03 \x01(\tR\x04kind\x12\x17\n\x04seat\x18\x04 \x01(\x05H\x00R\x04seat\x88\x01\x01\x12+\n\x04data\x18\x05 \x01(\x0b2\x17.google.protobuf.StructR\x04data\x12+\n\x06clocks\x18\x06 \x03(\x0b2\x13.rummy.v1.SeatClockR\x06clocks\x12$\n\x0bdeadline_ms\x18\x07 \x01(\x03H\x01R\ndeadlineMs\x88\x01\x01B\x07\n\x05_seatB\x0e\n\x0c_deadline_ms"\xed\x02\n\x0bTimeControl\x12:\n\x08per_move\x18\x01 \x01(\x0b2\x1d.rummy.v1.TimeControl.PerMoveH\x00R\x07perMove\x123\n\x05clock\x18\x02 \x01(\x0b2\x1b.rummy.v1.TimeControl.ClockH\x00R\x05clock\x120\n\x04bank\x18\x03 \x01(\x0b2\x1a.rummy.v1.TimeControl.BankH\x00R\x04bank\x1a$\n\x07PerMove\x12\x19\n\x08limit_ms\x18\x01 \x01(\x03R\x07limitMs\x1aI\n\x05Clock\x12\x1d\n\ninitial_ms\x18\x01 \x01(\x03R\tinitialMs\x12!\n\x0cincrement_ms\x18\x02 \x01(\x03R\x0bincrementMs\x1aB\n\x04Bank\x12!\n\x0callowance_ms\x18\x01 \x01(\x03R\x0ballowanceMs\x12\x17\n\x07bank_ms\x18\x02 \x01(\x03R\x06bankMsB\x06\n\x04kind"\xb1\x01\n\rTimeoutPolicy\x120\n\x04kind\x18\x01 \x01(\x0e2\x1c.rummy.v1.TimeoutPolicy.KindR\x04kind\x12$\n\x0emax_auto_moves\x18\x02 \x01(\x05R\x0cmaxAutoMoves"H\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12KIND_FORFEIT_MATCH\x10\x01\x12\x12\n\x0eKIND_AUTO_MOVE\x10\x02"\xe4\x01\n\tSeatClock\x12\x12\n\x04seat\x18\x01 \x01(\x05R\x04seat\x12!\n\x0cremaining_ms\x18\x02 \x01(\x03R\x0bremainingMs\x12\x18\n\x07running\x18\x03 \x01(\x08R\x07running\x12"\n\nstarted_ms\x18\x04 \x01(\x03H\x00R\tstartedMs\x88\x01\x01\x12$\n\x0bdeadline_ms\x18\x05 \x01(\x03H\x01R\ndeadlineMs\x88\x01\x01\x12\x1d\n\nauto_moves\x18\x06 \x01(\x05R\tautoMovesB\r\n\x0b_started_msB\x0e\n\x0c_deadline_ms"{\n\x08SeatSpec\x12!\n\x0cdisplay_name\x18\x01 \x01(\tR\x0bdisplayName\x12&\n\x04kind\x18\x02 \x01(\x0e2\x12.rummy.v1.SeatKindR\x04kind\x12\x12\n\x04open\x18\x03 \x01(\x08R\x04open\x12\x10\n\x03bot\x18\x04 \x01(\tR\x03bot"\xef\x04\n\x0cGameSettings\x12\x18\n\x07profile\x18\x01 \x01(\tR\x07profile\x12=\n\x07options\x18\x02 \x03(\x0b2#.rummy.v1.GameSettings.OptionsEntryR\x07options\x12(\n\x05seats\x18\x03 \x03(\x0b2\x12.rummy.v1.SeatSpecR\x05seats\x12-\n\x12spectators_allowed\x18\x04 \x01(\x08R\x11spectatorsAllowed\x12\'\n\x0forganizer_deals\x18\x05 \x01(\x08R\x0eorganizerDeals\x12\'\n\x0fseed_commitment\x18\x06 \x01(\tR\x0eseedCommitment\x12\x12\n\x04seed\x18\x07 \x01(\x0cR\x04seed\x127\n\x0cpreset_deals\x18\x08 \x03(\x0b2\x14.rummy.v1.PresetDealR\x0bpresetDeals\x128\n\x0ctime_control\x18\t \x01(\x0b2\x15.rummy.v1.TimeControlR\x0btimeControl\x12>\n\x0etimeout_policy\x18\n \x01(\x0b2\x17.rummy.v1.TimeoutPolicyR\rtimeoutPolicy\x12A\n\x0fspectator_delay\x18\x0b \x01(\x0b2\x18.rummy.v1.SpectatorDelayR\x0espectatorDelay\x1aQ\n\x0cOptionsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12+\n\x05value\x18\x02 \x01(\x0b2\x15.rummy.v1.OptionValueR\x05value:\x028\x01"L\n\x0eSpectatorDelay\x12\x14\n\x05moves\x18\x01 \x01(\rR\x05moves\x12$\n\x0euntil_hand_end\x18\x02 \x01(\x08R\x0cuntilHandEnd"y\n\nPresetDeal\x12\x16\n\x06dealer\x18\x01 \x01(\x05R\x06dealer\x12%\n\x05hands\x18\x02 \x03(\x0b2\x0f.rummy.v1.CardsR\x05hands\x12\x16\n\x06upcard\x18\x03 \x01(\tR\x06upcard\x12\x14\n\x05stock\x18\x04 \x03(\tR\x05stock*M\n\x08GameKind\x12\x19\n\x15GAME_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rGAME_KIND_GIN\x10\x01\x12\x13\n\x0fGAME_KIND_RUMMY\x10\x02*\xa6\x01\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x16\n\x12PHASE_TAKE_OR_PASS\x10\x01\x12\x0e\n\nPHASE_DRAW\x10\x02\x12\x11\n\rPHASE_DISCARD\x10\x03\x12\x0e\n\nPHASE_PLAY\x10\x04\x12\x10\n\x0cPHASE_LAYOFF\x10\x05\x12\x13\n\x0fPHASE_LAST_CARD\x10\x06\x12\x14\n\x10PHASE_MATCH_OVER\x10\x07*Q\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_SEAT\x10\x01\x12\x12\n\x0eROLE_SPECTATOR\x10\x02\x12\x10\n\x0cROLE_REFEREE\x10\x03*M\n\x08SeatKind\x12\x19\n\x15SEAT_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0fSEAT_KIND_HUMAN\x10\x01\x12\x11\n\rSEAT_KIND_BOT\x10\x02*K\n\x08MeldKind\x12\x19\n\x15MELD_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rMELD_KIND_SET\x10\x01\x12\x11\n\rMELD_KIND_RUN\x10\x02*\x83\x01\n\x08MatchEnd\x12\x19\n\x15MATCH_END_UNSPECIFIED\x10\x00\x12\x17\n\x13MATCH_END_COMPLETED\x10\x01\x12\x16\n\x12MATCH_END_RESIGNED\x10\x02\x12\x12\n\x0eMATCH_END_TIME\x10\x03\x12\x17\n\x13MATCH_END_ORGANIZER\x10\x04*\x91\x01\n\x07SeatEnd\x12\x18\n\x14SEAT_END_UNSPECIFIED\x10\x00\x12\x15\n\x11SEAT_END_FINISHED\x10\x01\x12\x15\n\x11SEAT_END_RESIGNED\x10\x02\x12\x19\n\x15SEAT_END_LOST_ON_TIME\x10\x03\x12#\n\x1fSEAT_END_FORFEITED_BY_ORGANIZER\x10\x04b\x06proto3',
     [
         struct_pb.desc(),
     ],
@@ -1826,6 +2186,13 @@ _DESC = file_desc(
         "MatchResult": MatchResult,
         "GameView": GameView,
         "Event": Event,
+        "TimeControl": TimeControl,
+        "TimeControl.PerMove": TimeControl.PerMove,
+        "TimeControl.Clock": TimeControl.Clock,
+        "TimeControl.Bank": TimeControl.Bank,
+        "TimeoutPolicy": TimeoutPolicy,
+        "TimeoutPolicy.Kind": TimeoutPolicy.Kind,
+        "SeatClock": SeatClock,
         "SeatSpec": SeatSpec,
         "GameSettings": GameSettings,
         "SpectatorDelay": SpectatorDelay,

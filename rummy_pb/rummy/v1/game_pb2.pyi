@@ -187,7 +187,7 @@ class _MatchEndEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MatchEnd.Val
     MATCH_END_RESIGNED: _MatchEnd.ValueType  # 2
     """A seat resigned (Resign); the others won."""
     MATCH_END_TIME: _MatchEnd.ValueType  # 3
-    """A seat ran out of time (reserved for time controls)."""
+    """A seat lost on time (a time control's timeout policy forfeited it); the others won."""
     MATCH_END_ORGANIZER: _MatchEnd.ValueType  # 4
     """The organizer ended it (reserved)."""
 
@@ -201,7 +201,7 @@ MATCH_END_COMPLETED: MatchEnd.ValueType  # 1
 MATCH_END_RESIGNED: MatchEnd.ValueType  # 2
 """A seat resigned (Resign); the others won."""
 MATCH_END_TIME: MatchEnd.ValueType  # 3
-"""A seat ran out of time (reserved for time controls)."""
+"""A seat lost on time (a time control's timeout policy forfeited it); the others won."""
 MATCH_END_ORGANIZER: MatchEnd.ValueType  # 4
 """The organizer ended it (reserved)."""
 Global___MatchEnd: _TypeAlias = MatchEnd  # noqa: Y015
@@ -219,7 +219,7 @@ class _SeatEndEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SeatEnd.Value
     SEAT_END_RESIGNED: _SeatEnd.ValueType  # 2
     """The seat resigned."""
     SEAT_END_LOST_ON_TIME: _SeatEnd.ValueType  # 3
-    """The seat lost on time (reserved for time controls)."""
+    """The seat lost on time (time controls: docs/rules.md section 10)."""
     SEAT_END_FORFEITED_BY_ORGANIZER: _SeatEnd.ValueType  # 4
     """The organizer forfeited the seat (reserved)."""
 
@@ -233,7 +233,7 @@ SEAT_END_FINISHED: SeatEnd.ValueType  # 1
 SEAT_END_RESIGNED: SeatEnd.ValueType  # 2
 """The seat resigned."""
 SEAT_END_LOST_ON_TIME: SeatEnd.ValueType  # 3
-"""The seat lost on time (reserved for time controls)."""
+"""The seat lost on time (time controls: docs/rules.md section 10)."""
 SEAT_END_FORFEITED_BY_ORGANIZER: SeatEnd.ValueType  # 4
 """The organizer forfeited the seat (reserved)."""
 Global___SeatEnd: _TypeAlias = SeatEnd  # noqa: Y015
@@ -819,7 +819,9 @@ class HandResult(_message.Message):
     hand_number: _builtins.int
     """Hand number within the match, from 0."""
     reason: _builtins.str
-    """knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left, stalled or resigned."""
+    """knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left, stalled, resigned or time
+    (a seat lost on time).
+    """
     winner: _builtins.int
     """The seat that scored, absent when nobody did."""
     points: _builtins.int
@@ -977,6 +979,8 @@ class GameView(_message.Message):
     HOLLYWOOD_GAMES_ENDED_FIELD_NUMBER: _builtins.int
     HANDS_FIELD_NUMBER: _builtins.int
     STOCK_FIELD_NUMBER: _builtins.int
+    CLOCKS_FIELD_NUMBER: _builtins.int
+    DEADLINE_MS_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """The game."""
     version: _builtins.int
@@ -1007,6 +1011,11 @@ class GameView(_message.Message):
     """Gin: the first upcard of this deal."""
     knock_limit: _builtins.int
     """Gin: the knock limit of this deal (Oklahoma: set by the first upcard)."""
+    deadline_ms: _builtins.int
+    """Time controls: when the decision of the seat to act is due (ms since the epoch, Redis's clock): a move
+    committed after it is refused (OUT_OF_TIME) and the referee applies the timeout policy. Absent without a
+    time control, while no clock runs (the match is over) or before the clock starts.
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatView]:
         """Every seat."""
@@ -1051,6 +1060,10 @@ class GameView(_message.Message):
     def stock(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """ROLE_REFEREE only: the stock, bottom to top."""
 
+    @_builtins.property
+    def clocks(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatClock]:
+        """Time controls: every seat's clock (public), seat 0 first; empty in a game without a time control."""
+
     def __init__(
         self,
         *,
@@ -1080,11 +1093,15 @@ class GameView(_message.Message):
         hollywood_games_ended: _abc.Iterable[_builtins.bool] | None = ...,
         hands: _abc.Iterable[Global___Cards] | None = ...,
         stock: _abc.Iterable[_builtins.str] | None = ...,
+        clocks: _abc.Iterable[Global___SeatClock] | None = ...,
+        deadline_ms: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_knock_limit", b"_knock_limit", "_taken_card", b"_taken_card", "_to_act", b"_to_act", "_upcard", b"_upcard", "_viewer_seat", b"_viewer_seat", "knock", b"knock", "knock_limit", b"knock_limit", "last_hand", b"last_hand", "result", b"result", "taken_card", b"taken_card", "to_act", b"to_act", "upcard", b"upcard", "viewer_seat", b"viewer_seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms", "_knock_limit", b"_knock_limit", "_taken_card", b"_taken_card", "_to_act", b"_to_act", "_upcard", b"_upcard", "_viewer_seat", b"_viewer_seat", "deadline_ms", b"deadline_ms", "knock", b"knock", "knock_limit", b"knock_limit", "last_hand", b"last_hand", "result", b"result", "taken_card", b"taken_card", "to_act", b"to_act", "upcard", b"upcard", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_knock_limit", b"_knock_limit", "_taken_card", b"_taken_card", "_to_act", b"_to_act", "_upcard", b"_upcard", "_viewer_seat", b"_viewer_seat", "dealer", b"dealer", "discard_pile", b"discard_pile", "game", b"game", "game_id", b"game_id", "hand", b"hand", "hand_number", b"hand_number", "hands", b"hands", "hands_played", b"hands_played", "hollywood_games_ended", b"hollywood_games_ended", "knock", b"knock", "knock_limit", b"knock_limit", "last_hand", b"last_hand", "legal_moves", b"legal_moves", "melds", b"melds", "phase", b"phase", "result", b"result", "seats", b"seats", "stock", b"stock", "stock_size", b"stock_size", "taken_card", b"taken_card", "to_act", b"to_act", "turns", b"turns", "upcard", b"upcard", "version", b"version", "viewer_role", b"viewer_role", "viewer_seat", b"viewer_seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms", "_knock_limit", b"_knock_limit", "_taken_card", b"_taken_card", "_to_act", b"_to_act", "_upcard", b"_upcard", "_viewer_seat", b"_viewer_seat", "clocks", b"clocks", "deadline_ms", b"deadline_ms", "dealer", b"dealer", "discard_pile", b"discard_pile", "game", b"game", "game_id", b"game_id", "hand", b"hand", "hand_number", b"hand_number", "hands", b"hands", "hands_played", b"hands_played", "hollywood_games_ended", b"hollywood_games_ended", "knock", b"knock", "knock_limit", b"knock_limit", "last_hand", b"last_hand", "legal_moves", b"legal_moves", "melds", b"melds", "phase", b"phase", "result", b"result", "seats", b"seats", "stock", b"stock", "stock_size", b"stock_size", "taken_card", b"taken_card", "to_act", b"to_act", "turns", b"turns", "upcard", b"upcard", "version", b"version", "viewer_role", b"viewer_role", "viewer_seat", b"viewer_seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__deadline_ms: _TypeAlias = _typing.Literal["deadline_ms"]  # noqa: Y015
+    _WhichOneofArgType__deadline_ms: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms"]  # noqa: Y015
     _WhichOneofReturnType__knock_limit: _TypeAlias = _typing.Literal["knock_limit"]  # noqa: Y015
     _WhichOneofArgType__knock_limit: _TypeAlias = _typing.Literal["_knock_limit", b"_knock_limit"]  # noqa: Y015
     _WhichOneofReturnType__taken_card: _TypeAlias = _typing.Literal["taken_card"]  # noqa: Y015
@@ -1095,6 +1112,8 @@ class GameView(_message.Message):
     _WhichOneofArgType__upcard: _TypeAlias = _typing.Literal["_upcard", b"_upcard"]  # noqa: Y015
     _WhichOneofReturnType__viewer_seat: _TypeAlias = _typing.Literal["viewer_seat"]  # noqa: Y015
     _WhichOneofArgType__viewer_seat: _TypeAlias = _typing.Literal["_viewer_seat", b"_viewer_seat"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__deadline_ms) -> _WhichOneofReturnType__deadline_ms | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__knock_limit) -> _WhichOneofReturnType__knock_limit | None: ...
     @_typing.overload
@@ -1119,21 +1138,32 @@ class Event(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     DATA_FIELD_NUMBER: _builtins.int
+    CLOCKS_FIELD_NUMBER: _builtins.int
+    DEADLINE_MS_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """The version the move that caused it committed (0: the game's creation)."""
     index: _builtins.int
     """Position among the events of that version, from 1."""
     kind: _builtins.str
     """hand_started, dealt, drew, passed, discarded, knocked, big_gin, melded, laid_off, declared, restocked,
-    resigned, hand_ended or match_ended; and, last of a watch stream only (never in the log): game_expired or
-    game_abandoned (the game's keys expired: docs/rules.md section 8).
+    resigned, hand_ended or match_ended; with a time control also clock_stopped, clock_started, timed_out and
+    auto_moved (docs/rules.md section 10); and, last of a watch stream only (never in the log): game_expired or
+    game_abandoned (the game's keys expired: docs/rules.md section 4).
     """
     seat: _builtins.int
     """The seat it concerns; absent when none (a drawn hand, the match end)."""
+    deadline_ms: _builtins.int
+    """clock_started only: the new deadline of the seat to act (ms since the epoch, Redis's clock)."""
     @_builtins.property
     def data(self) -> _struct_pb2.Struct:
         """The event's details as JSON, cards in text form; secret fields only for the viewer allowed to see them
         (e.g. a card drawn from the stock: its drawer and the referee).
+        """
+
+    @_builtins.property
+    def clocks(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatClock]:
+        """clock_started (and clock_stopped when no decision starts after it: the match is over): every seat's clock
+        after the version's commit, as in GameView.clocks.
         """
 
     def __init__(
@@ -1144,16 +1174,259 @@ class Event(_message.Message):
         kind: _builtins.str = ...,
         seat: _builtins.int | None = ...,
         data: _struct_pb2.Struct | None = ...,
+        clocks: _abc.Iterable[Global___SeatClock] | None = ...,
+        deadline_ms: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "data", b"data", "seat", b"seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms", "_seat", b"_seat", "data", b"data", "deadline_ms", b"deadline_ms", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "data", b"data", "index", b"index", "kind", b"kind", "seat", b"seat", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms", "_seat", b"_seat", "clocks", b"clocks", "data", b"data", "deadline_ms", b"deadline_ms", "index", b"index", "kind", b"kind", "seat", b"seat", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__deadline_ms: _TypeAlias = _typing.Literal["deadline_ms"]  # noqa: Y015
+    _WhichOneofArgType__deadline_ms: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms"]  # noqa: Y015
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__deadline_ms) -> _WhichOneofReturnType__deadline_ms | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___Event: _TypeAlias = Event  # noqa: Y015
+
+@_typing.final
+class TimeControl(_message.Message):
+    """How much time each seat has for its decisions. Every decision a seat must make is timed alone: each move it
+    submits (a draw, a discard, a pass in the take-or-pass ritual, a knock, the defender's declaration or each of
+    its meld / lay_off / done moves, each of Rummy's turn steps). A decision starts when the previous move
+    commits (the first one: when the game is created, or when its last open seat is joined) and ends when the
+    seat's move commits; both instants come from Redis's clock (the referee's script reads Redis TIME), so the
+    network between a player and the referee counts against the player. All durations are in milliseconds,
+    each 1 .. 86,400,000 (one day); increment_ms may be 0. Unset kind: no time control (no clock, no deadline;
+    the game still expires after --idle-ttl without a move).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class PerMove(_message.Message):
+        """A fixed limit for every decision; no time is carried over."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        LIMIT_MS_FIELD_NUMBER: _builtins.int
+        limit_ms: _builtins.int
+        """The time for each decision."""
+        def __init__(
+            self,
+            *,
+            limit_ms: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["limit_ms", b"limit_ms"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class Clock(_message.Message):
+        """A clock per seat (Fischer): each seat starts with initial_ms; a decision spends the time it took, then
+        increment_ms is added to the seat's clock. A decision is due when the seat's clock would reach zero.
+        """
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        INITIAL_MS_FIELD_NUMBER: _builtins.int
+        INCREMENT_MS_FIELD_NUMBER: _builtins.int
+        initial_ms: _builtins.int
+        """Each seat's time at the start of the match."""
+        increment_ms: _builtins.int
+        """Added to the seat's clock after each of its decisions (an automatic move's too)."""
+        def __init__(
+            self,
+            *,
+            initial_ms: _builtins.int = ...,
+            increment_ms: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["increment_ms", b"increment_ms", "initial_ms", b"initial_ms"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class Bank(_message.Message):
+        """A free allowance per decision and a time bank per seat spent only beyond it (as Kaggle's bot referee does):
+        a decision that takes t ms takes max(0, t - allowance_ms) from the seat's bank; it is due after
+        allowance_ms plus the bank left.
+        """
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        ALLOWANCE_MS_FIELD_NUMBER: _builtins.int
+        BANK_MS_FIELD_NUMBER: _builtins.int
+        allowance_ms: _builtins.int
+        """The free time of each decision."""
+        bank_ms: _builtins.int
+        """Each seat's bank at the start of the match."""
+        def __init__(
+            self,
+            *,
+            allowance_ms: _builtins.int = ...,
+            bank_ms: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["allowance_ms", b"allowance_ms", "bank_ms", b"bank_ms"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    PER_MOVE_FIELD_NUMBER: _builtins.int
+    CLOCK_FIELD_NUMBER: _builtins.int
+    BANK_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def per_move(self) -> Global___TimeControl.PerMove:
+        """A limit per decision."""
+
+    @_builtins.property
+    def clock(self) -> Global___TimeControl.Clock:
+        """A clock per seat with an increment."""
+
+    @_builtins.property
+    def bank(self) -> Global___TimeControl.Bank:
+        """An allowance per decision and a bank."""
+
+    def __init__(
+        self,
+        *,
+        per_move: Global___TimeControl.PerMove | None = ...,
+        clock: Global___TimeControl.Clock | None = ...,
+        bank: Global___TimeControl.Bank | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bank", b"bank", "clock", b"clock", "kind", b"kind", "per_move", b"per_move"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank", b"bank", "clock", b"clock", "kind", b"kind", "per_move", b"per_move"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["per_move", "clock", "bank"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___TimeControl: _TypeAlias = TimeControl  # noqa: Y015
+
+@_typing.final
+class TimeoutPolicy(_message.Message):
+    """What the referee does when a seat's decision is due (only with a time control)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    class _Kind:
+        ValueType = _typing.NewType("ValueType", _builtins.int)
+        V: _TypeAlias = ValueType  # noqa: Y015
+
+    class _KindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[TimeoutPolicy._Kind.ValueType], _builtins.type):
+        DESCRIPTOR: _descriptor.EnumDescriptor
+        KIND_UNSPECIFIED: TimeoutPolicy._Kind.ValueType  # 0
+        """Not set: forfeit_match."""
+        KIND_FORFEIT_MATCH: TimeoutPolicy._Kind.ValueType  # 1
+        """forfeit_match: the seat loses the match on time (MatchResult.ended MATCH_END_TIME, the seat
+        SEAT_END_LOST_ON_TIME, the others win: scored as a resign, docs/rules.md section 10).
+        """
+        KIND_AUTO_MOVE: TimeoutPolicy._Kind.ValueType  # 2
+        """auto_move: the referee plays a fixed move for the seat (docs/rules.md section 10: pass in take-or-pass and
+        at the fiftieth card; draw from the stock then discard the card drawn; a discard left to make: the card
+        drawn from the stock this turn, else the legal discard of the highest point value; the defender: the best
+        declaration); after max_auto_moves automatic moves in a row for one seat, its next timeout forfeits the
+        match as forfeit_match does.
+        """
+
+    class Kind(_Kind, metaclass=_KindEnumTypeWrapper):
+        """The policies."""
+
+    KIND_UNSPECIFIED: TimeoutPolicy.Kind.ValueType  # 0
+    """Not set: forfeit_match."""
+    KIND_FORFEIT_MATCH: TimeoutPolicy.Kind.ValueType  # 1
+    """forfeit_match: the seat loses the match on time (MatchResult.ended MATCH_END_TIME, the seat
+    SEAT_END_LOST_ON_TIME, the others win: scored as a resign, docs/rules.md section 10).
+    """
+    KIND_AUTO_MOVE: TimeoutPolicy.Kind.ValueType  # 2
+    """auto_move: the referee plays a fixed move for the seat (docs/rules.md section 10: pass in take-or-pass and
+    at the fiftieth card; draw from the stock then discard the card drawn; a discard left to make: the card
+    drawn from the stock this turn, else the legal discard of the highest point value; the defender: the best
+    declaration); after max_auto_moves automatic moves in a row for one seat, its next timeout forfeits the
+    match as forfeit_match does.
+    """
+
+    KIND_FIELD_NUMBER: _builtins.int
+    MAX_AUTO_MOVES_FIELD_NUMBER: _builtins.int
+    kind: Global___TimeoutPolicy.Kind.ValueType
+    """The policy."""
+    max_auto_moves: _builtins.int
+    """auto_move only: automatic moves in a row a seat may get (1..1000) before a timeout forfeits; 0: 3. A move
+    of the seat's own resets its count.
+    """
+    def __init__(
+        self,
+        *,
+        kind: Global___TimeoutPolicy.Kind.ValueType = ...,
+        max_auto_moves: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "max_auto_moves", b"max_auto_moves"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TimeoutPolicy: _TypeAlias = TimeoutPolicy  # noqa: Y015
+
+@_typing.final
+class SeatClock(_message.Message):
+    """One seat's clock, as everyone sees it (clocks are public)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    REMAINING_MS_FIELD_NUMBER: _builtins.int
+    RUNNING_FIELD_NUMBER: _builtins.int
+    STARTED_MS_FIELD_NUMBER: _builtins.int
+    DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    AUTO_MOVES_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat."""
+    remaining_ms: _builtins.int
+    """The seat's time left (clock: its clock; bank: its bank; per_move: the limit), as of the start of its
+    current decision when it is to act (running), else as of its last decision. Time left now, for the running
+    seat: deadline_ms - now (bank: minus the allowance while it lasts).
+    """
+    running: _builtins.bool
+    """True for the seat to act: its decision is being timed."""
+    started_ms: _builtins.int
+    """While running: when its decision started (ms since the epoch, Redis's clock)."""
+    deadline_ms: _builtins.int
+    """While running: when its decision is due (ms since the epoch, Redis's clock)."""
+    auto_moves: _builtins.int
+    """Automatic moves the referee made for the seat in a row (auto_move policy)."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        remaining_ms: _builtins.int = ...,
+        running: _builtins.bool = ...,
+        started_ms: _builtins.int | None = ...,
+        deadline_ms: _builtins.int | None = ...,
+        auto_moves: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms", "_started_ms", b"_started_ms", "deadline_ms", b"deadline_ms", "started_ms", b"started_ms"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms", "_started_ms", b"_started_ms", "auto_moves", b"auto_moves", "deadline_ms", b"deadline_ms", "remaining_ms", b"remaining_ms", "running", b"running", "seat", b"seat", "started_ms", b"started_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__deadline_ms: _TypeAlias = _typing.Literal["deadline_ms"]  # noqa: Y015
+    _WhichOneofArgType__deadline_ms: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms"]  # noqa: Y015
+    _WhichOneofReturnType__started_ms: _TypeAlias = _typing.Literal["started_ms"]  # noqa: Y015
+    _WhichOneofArgType__started_ms: _TypeAlias = _typing.Literal["_started_ms", b"_started_ms"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__deadline_ms) -> _WhichOneofReturnType__deadline_ms | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__started_ms) -> _WhichOneofReturnType__started_ms | None: ...
+
+Global___SeatClock: _TypeAlias = SeatClock  # noqa: Y015
 
 @_typing.final
 class SeatSpec(_message.Message):
@@ -1226,6 +1499,8 @@ class GameSettings(_message.Message):
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     PRESET_DEALS_FIELD_NUMBER: _builtins.int
+    TIME_CONTROL_FIELD_NUMBER: _builtins.int
+    TIMEOUT_POLICY_FIELD_NUMBER: _builtins.int
     SPECTATOR_DELAY_FIELD_NUMBER: _builtins.int
     profile: _builtins.str
     """The profile name."""
@@ -1252,6 +1527,14 @@ class GameSettings(_message.Message):
         """The organizer's preset deals, revealed with the seed (the commitment covers them)."""
 
     @_builtins.property
+    def time_control(self) -> Global___TimeControl:
+        """The time control, as given at creation (unset kind: none)."""
+
+    @_builtins.property
+    def timeout_policy(self) -> Global___TimeoutPolicy:
+        """The timeout policy, pinned (kind set, max_auto_moves resolved) when there is a time control."""
+
+    @_builtins.property
     def spectator_delay(self) -> Global___SpectatorDelay:
         """How far behind the live game spectators are (CreateGame's spectator_delay; unset: no delay)."""
 
@@ -1266,11 +1549,13 @@ class GameSettings(_message.Message):
         seed_commitment: _builtins.str = ...,
         seed: _builtins.bytes = ...,
         preset_deals: _abc.Iterable[Global___PresetDeal] | None = ...,
+        time_control: Global___TimeControl | None = ...,
+        timeout_policy: Global___TimeoutPolicy | None = ...,
         spectator_delay: Global___SpectatorDelay | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["spectator_delay", b"spectator_delay"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["spectator_delay", b"spectator_delay", "time_control", b"time_control", "timeout_policy", b"timeout_policy"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "organizer_deals", b"organizer_deals", "preset_deals", b"preset_deals", "profile", b"profile", "seats", b"seats", "seed", b"seed", "seed_commitment", b"seed_commitment", "spectator_delay", b"spectator_delay", "spectators_allowed", b"spectators_allowed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["options", b"options", "organizer_deals", b"organizer_deals", "preset_deals", b"preset_deals", "profile", b"profile", "seats", b"seats", "seed", b"seed", "seed_commitment", b"seed_commitment", "spectator_delay", b"spectator_delay", "spectators_allowed", b"spectators_allowed", "time_control", b"time_control", "timeout_policy", b"timeout_policy"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

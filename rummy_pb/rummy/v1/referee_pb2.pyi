@@ -53,6 +53,8 @@ class CreateGameRequest(_message.Message):
     ALLOW_SPECTATORS_FIELD_NUMBER: _builtins.int
     PRESET_DEALS_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
+    TIME_CONTROL_FIELD_NUMBER: _builtins.int
+    TIMEOUT_POLICY_FIELD_NUMBER: _builtins.int
     SPECTATOR_DELAY_FIELD_NUMBER: _builtins.int
     profile: _builtins.str
     """Profile name: gin (default when empty), gin-standard, oklahoma-gin, hollywood-gin, rummy, rummy-g4a
@@ -81,6 +83,14 @@ class CreateGameRequest(_message.Message):
         """Organizer only: the deals of the first hands, in order (later hands are dealt at random)."""
 
     @_builtins.property
+    def time_control(self) -> _game_pb2.TimeControl:
+        """The time control (docs/rules.md section 10); unset or no kind: none."""
+
+    @_builtins.property
+    def timeout_policy(self) -> _game_pb2.TimeoutPolicy:
+        """What happens when a seat's decision is due; only with a time control (unset: forfeit_match)."""
+
+    @_builtins.property
     def spectator_delay(self) -> _game_pb2.SpectatorDelay:
         """Hold spectators back (unset: they see the game live). Pinned in GameSettings."""
 
@@ -94,11 +104,13 @@ class CreateGameRequest(_message.Message):
         allow_spectators: _builtins.bool = ...,
         preset_deals: _abc.Iterable[_game_pb2.PresetDeal] | None = ...,
         seed: _builtins.bytes = ...,
+        time_control: _game_pb2.TimeControl | None = ...,
+        timeout_policy: _game_pb2.TimeoutPolicy | None = ...,
         spectator_delay: _game_pb2.SpectatorDelay | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match", "spectator_delay", b"spectator_delay"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match", "spectator_delay", b"spectator_delay", "time_control", b"time_control", "timeout_policy", b"timeout_policy"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_spectators", b"allow_spectators", "match", b"match", "options", b"options", "preset_deals", b"preset_deals", "profile", b"profile", "seats", b"seats", "seed", b"seed", "spectator_delay", b"spectator_delay"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_spectators", b"allow_spectators", "match", b"match", "options", b"options", "preset_deals", b"preset_deals", "profile", b"profile", "seats", b"seats", "seed", b"seed", "spectator_delay", b"spectator_delay", "time_control", b"time_control", "timeout_policy", b"timeout_policy"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -11,7 +11,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file rummy/v1/game.proto.
  */
 export const file_rummy_v1_game: GenFile = /*@__PURE__*/
-  fileDesc("ChNydW1teS92MS9nYW1lLnByb3RvEghydW1teS52MSJZCgtPcHRpb25WYWx1ZRIUCgpib29sX3ZhbHVlGAEgASgISAASEwoJaW50X3ZhbHVlGAIgASgDSAASFgoMc3RyaW5nX3ZhbHVlGAMgASgJSABCBwoFdmFsdWUiFgoFQ2FyZHMSDQoFY2FyZHMYASADKAkiJwoFTWVsZHMSHgoFbWVsZHMYASADKAsyDy5ydW1teS52MS5DYXJkcyKIBgoETW92ZRIuCgpkcmF3X3N0b2NrGAEgASgLMhgucnVtbXkudjEuTW92ZS5EcmF3U3RvY2tIABIyCgxkcmF3X2Rpc2NhcmQYAiABKAsyGi5ydW1teS52MS5Nb3ZlLkRyYXdEaXNjYXJkSAASLAoJcGFzc190dXJuGAMgASgLMhcucnVtbXkudjEuTW92ZS5QYXNzVHVybkgAEikKB2Rpc2NhcmQYBCABKAsyFi5ydW1teS52MS5Nb3ZlLkRpc2NhcmRIABIlCgVrbm9jaxgFIAEoCzIULnJ1bW15LnYxLk1vdmUuS25vY2tIABIoCgdiaWdfZ2luGAYgASgLMhUucnVtbXkudjEuTW92ZS5CaWdHaW5IABIjCgRtZWxkGAcgASgLMhMucnVtbXkudjEuTW92ZS5NZWxkSAASKAoHbGF5X29mZhgIIAEoCzIVLnJ1bW15LnYxLk1vdmUuTGF5T2ZmSAASKQoHZGVjbGFyZRgJIAEoCzIWLnJ1bW15LnYxLk1vdmUuRGVjbGFyZUgAEiMKBGRvbmUYCiABKAsyEy5ydW1teS52MS5Nb3ZlLkRvbmVIABoLCglEcmF3U3RvY2saDQoLRHJhd0Rpc2NhcmQaCgoIUGFzc1R1cm4aFwoHRGlzY2FyZBIMCgRjYXJkGAEgASgJGjgKBUtub2NrEg8KB2Rpc2NhcmQYASABKAkSHgoFbWVsZHMYAiABKAsyDy5ydW1teS52MS5NZWxkcxooCgZCaWdHaW4SHgoFbWVsZHMYASABKAsyDy5ydW1teS52MS5NZWxkcxoVCgRNZWxkEg0KBWNhcmRzGAEgAygJGicKBkxheU9mZhIMCgRjYXJkGAEgASgJEg8KB21lbGRfaWQYAiABKAUaXgoHRGVjbGFyZRIeCgVtZWxkcxgBIAMoCzIPLnJ1bW15LnYxLkNhcmRzEiUKB2xheW9mZnMYAiADKAsyFC5ydW1teS52MS5MYXlPZmZDYXJkEgwKBGJlc3QYAyABKAgaBgoERG9uZUIGCgRtb3ZlIisKCkxheU9mZkNhcmQSDAoEY2FyZBgBIAEoCRIPCgdtZWxkX2lkGAIgASgFIiUKB0xhaWRPZmYSDAoEY2FyZBgBIAEoCRIMCgRzZWF0GAIgASgFInsKCVRhYmxlTWVsZBIKCgJpZBgBIAEoBRINCgVvd25lchgCIAEoBRIgCgRraW5kGAMgASgOMhIucnVtbXkudjEuTWVsZEtpbmQSDQoFY2FyZHMYBCADKAkSIgoHbGF5b2ZmcxgFIAMoCzIRLnJ1bW15LnYxLkxhaWRPZmYi1wEKCFNlYXRWaWV3EgwKBHNlYXQYASABKAUSFAoMZGlzcGxheV9uYW1lGAIgASgJEiAKBGtpbmQYAyABKA4yEi5ydW1teS52MS5TZWF0S2luZBIMCgRvcGVuGAQgASgIEhEKCWhhbmRfc2l6ZRgFIAEoBRITCgtrbm93bl9jYXJkcxgGIAMoCRINCgVzY29yZRgHIAEoBRINCgVib3hlcxgIIAEoBRIYChBob2xseXdvb2Rfc2NvcmVzGAkgAygFEhcKD2hvbGx5d29vZF9ib3hlcxgKIAMoBSJGCglLbm9ja0luZm8SDwoHa25vY2tlchgBIAEoBRIQCghkZWFkd29vZBgCIAEoBRIWCg5kZWFkd29vZF9jYXJkcxgDIAMoCSKGAwoKSGFuZFJlc3VsdBITCgtoYW5kX251bWJlchgBIAEoBRIOCgZyZWFzb24YAiABKAkSEwoGd2lubmVyGAMgASgFSACIAQESDgoGcG9pbnRzGAQgASgFEh4KBWhhbmRzGAUgAygLMg8ucnVtbXkudjEuQ2FyZHMSEwoLaGFuZF92YWx1ZXMYBiADKAUSDgoGc2NvcmVzGAcgAygFEhQKB2tub2NrZXIYCCABKAVIAYgBARIdChBrbm9ja2VyX2RlYWR3b29kGAkgASgFSAKIAQESHgoRZGVmZW5kZXJfZGVhZHdvb2QYCiABKAVIA4gBARIYCgtnb2luZ19ydW1teRgLIAEoCEgEiAEBEigKB2RldGFpbHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgkKB193aW5uZXJCCgoIX2tub2NrZXJCEwoRX2tub2NrZXJfZGVhZHdvb2RCFAoSX2RlZmVuZGVyX2RlYWR3b29kQg4KDF9nb2luZ19ydW1teSLPAQoLTWF0Y2hSZXN1bHQSDgoGdG90YWxzGAEgAygFEg8KB3dpbm5lcnMYAiADKAUSKAoHZGV0YWlscxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSIQoFZW5kZWQYBCABKA4yEi5ydW1teS52MS5NYXRjaEVuZBIkCglzZWF0X2VuZHMYBSADKA4yES5ydW1teS52MS5TZWF0RW5kEhoKDXJlc2lnbmVkX3NlYXQYBiABKAVIAIgBAUIQCg5fcmVzaWduZWRfc2VhdCL/BQoIR2FtZVZpZXcSDwoHZ2FtZV9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEiMKC3ZpZXdlcl9yb2xlGAMgASgOMg4ucnVtbXkudjEuUm9sZRIYCgt2aWV3ZXJfc2VhdBgEIAEoBUgAiAEBEiAKBGdhbWUYBSABKA4yEi5ydW1teS52MS5HYW1lS2luZBIeCgVwaGFzZRgGIAEoDjIPLnJ1bW15LnYxLlBoYXNlEhMKBnRvX2FjdBgHIAEoBUgBiAEBEg4KBmRlYWxlchgIIAEoBRITCgtoYW5kX251bWJlchgJIAEoBRIhCgVzZWF0cxgKIAMoCzISLnJ1bW15LnYxLlNlYXRWaWV3EgwKBGhhbmQYCyADKAkSIgoFbWVsZHMYDCADKAsyEy5ydW1teS52MS5UYWJsZU1lbGQSFAoMZGlzY2FyZF9waWxlGA0gAygJEhIKCnN0b2NrX3NpemUYDiABKAUSFwoKdGFrZW5fY2FyZBgPIAEoCUgCiAEBEg0KBXR1cm5zGBAgASgFEhQKDGhhbmRzX3BsYXllZBgRIAEoBRITCgZ1cGNhcmQYEiABKAlIA4gBARIYCgtrbm9ja19saW1pdBgTIAEoBUgEiAEBEiIKBWtub2NrGBQgASgLMhMucnVtbXkudjEuS25vY2tJbmZvEicKCWxhc3RfaGFuZBgVIAEoCzIULnJ1bW15LnYxLkhhbmRSZXN1bHQSJQoGcmVzdWx0GBYgASgLMhUucnVtbXkudjEuTWF0Y2hSZXN1bHQSIwoLbGVnYWxfbW92ZXMYFyADKAsyDi5ydW1teS52MS5Nb3ZlEh0KFWhvbGx5d29vZF9nYW1lc19lbmRlZBgYIAMoCBIeCgVoYW5kcxgZIAMoCzIPLnJ1bW15LnYxLkNhcmRzEg0KBXN0b2NrGBogAygJQg4KDF92aWV3ZXJfc2VhdEIJCgdfdG9fYWN0Qg0KC190YWtlbl9jYXJkQgkKB191cGNhcmRCDgoMX2tub2NrX2xpbWl0IngKBUV2ZW50Eg8KB3ZlcnNpb24YASABKAQSDQoFaW5kZXgYAiABKA0SDAoEa2luZBgDIAEoCRIRCgRzZWF0GAQgASgFSACIAQESJQoEZGF0YRgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCBwoFX3NlYXQiXQoIU2VhdFNwZWMSFAoMZGlzcGxheV9uYW1lGAEgASgJEiAKBGtpbmQYAiABKA4yEi5ydW1teS52MS5TZWF0S2luZBIMCgRvcGVuGAMgASgIEgsKA2JvdBgEIAEoCSL6AgoMR2FtZVNldHRpbmdzEg8KB3Byb2ZpbGUYASABKAkSNAoHb3B0aW9ucxgCIAMoCzIjLnJ1bW15LnYxLkdhbWVTZXR0aW5ncy5PcHRpb25zRW50cnkSIQoFc2VhdHMYAyADKAsyEi5ydW1teS52MS5TZWF0U3BlYxIaChJzcGVjdGF0b3JzX2FsbG93ZWQYBCABKAgSFwoPb3JnYW5pemVyX2RlYWxzGAUgASgIEhcKD3NlZWRfY29tbWl0bWVudBgGIAEoCRIMCgRzZWVkGAcgASgMEioKDHByZXNldF9kZWFscxgIIAMoCzIULnJ1bW15LnYxLlByZXNldERlYWwSMQoPc3BlY3RhdG9yX2RlbGF5GAsgASgLMhgucnVtbXkudjEuU3BlY3RhdG9yRGVsYXkaRQoMT3B0aW9uc0VudHJ5EgsKA2tleRgBIAEoCRIkCgV2YWx1ZRgCIAEoCzIVLnJ1bW15LnYxLk9wdGlvblZhbHVlOgI4ASI3Cg5TcGVjdGF0b3JEZWxheRINCgVtb3ZlcxgBIAEoDRIWCg51bnRpbF9oYW5kX2VuZBgCIAEoCCJbCgpQcmVzZXREZWFsEg4KBmRlYWxlchgBIAEoBRIeCgVoYW5kcxgCIAMoCzIPLnJ1bW15LnYxLkNhcmRzEg4KBnVwY2FyZBgDIAEoCRINCgVzdG9jaxgEIAMoCSpNCghHYW1lS2luZBIZChVHQU1FX0tJTkRfVU5TUEVDSUZJRUQQABIRCg1HQU1FX0tJTkRfR0lOEAESEwoPR0FNRV9LSU5EX1JVTU1ZEAIqpgEKBVBoYXNlEhUKEVBIQVNFX1VOU1BFQ0lGSUVEEAASFgoSUEhBU0VfVEFLRV9PUl9QQVNTEAESDgoKUEhBU0VfRFJBVxACEhEKDVBIQVNFX0RJU0NBUkQQAxIOCgpQSEFTRV9QTEFZEAQSEAoMUEhBU0VfTEFZT0ZGEAUSEwoPUEhBU0VfTEFTVF9DQVJEEAYSFAoQUEhBU0VfTUFUQ0hfT1ZFUhAHKlEKBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg0KCVJPTEVfU0VBVBABEhIKDlJPTEVfU1BFQ1RBVE9SEAISEAoMUk9MRV9SRUZFUkVFEAMqTQoIU2VhdEtpbmQSGQoVU0VBVF9LSU5EX1VOU1BFQ0lGSUVEEAASEwoPU0VBVF9LSU5EX0hVTUFOEAESEQoNU0VBVF9LSU5EX0JPVBACKksKCE1lbGRLaW5kEhkKFU1FTERfS0lORF9VTlNQRUNJRklFRBAAEhEKDU1FTERfS0lORF9TRVQQARIRCg1NRUxEX0tJTkRfUlVOEAIqgwEKCE1hdGNoRW5kEhkKFU1BVENIX0VORF9VTlNQRUNJRklFRBAAEhcKE01BVENIX0VORF9DT01QTEVURUQQARIWChJNQVRDSF9FTkRfUkVTSUdORUQQAhISCg5NQVRDSF9FTkRfVElNRRADEhcKE01BVENIX0VORF9PUkdBTklaRVIQBCqRAQoHU2VhdEVuZBIYChRTRUFUX0VORF9VTlNQRUNJRklFRBAAEhUKEVNFQVRfRU5EX0ZJTklTSEVEEAESFQoRU0VBVF9FTkRfUkVTSUdORUQQAhIZChVTRUFUX0VORF9MT1NUX09OX1RJTUUQAxIjCh9TRUFUX0VORF9GT1JGRUlURURfQllfT1JHQU5JWkVSEARiBnByb3RvMw", [file_google_protobuf_struct]);
+  fileDesc("ChNydW1teS92MS9nYW1lLnByb3RvEghydW1teS52MSJZCgtPcHRpb25WYWx1ZRIUCgpib29sX3ZhbHVlGAEgASgISAASEwoJaW50X3ZhbHVlGAIgASgDSAASFgoMc3RyaW5nX3ZhbHVlGAMgASgJSABCBwoFdmFsdWUiFgoFQ2FyZHMSDQoFY2FyZHMYASADKAkiJwoFTWVsZHMSHgoFbWVsZHMYASADKAsyDy5ydW1teS52MS5DYXJkcyKIBgoETW92ZRIuCgpkcmF3X3N0b2NrGAEgASgLMhgucnVtbXkudjEuTW92ZS5EcmF3U3RvY2tIABIyCgxkcmF3X2Rpc2NhcmQYAiABKAsyGi5ydW1teS52MS5Nb3ZlLkRyYXdEaXNjYXJkSAASLAoJcGFzc190dXJuGAMgASgLMhcucnVtbXkudjEuTW92ZS5QYXNzVHVybkgAEikKB2Rpc2NhcmQYBCABKAsyFi5ydW1teS52MS5Nb3ZlLkRpc2NhcmRIABIlCgVrbm9jaxgFIAEoCzIULnJ1bW15LnYxLk1vdmUuS25vY2tIABIoCgdiaWdfZ2luGAYgASgLMhUucnVtbXkudjEuTW92ZS5CaWdHaW5IABIjCgRtZWxkGAcgASgLMhMucnVtbXkudjEuTW92ZS5NZWxkSAASKAoHbGF5X29mZhgIIAEoCzIVLnJ1bW15LnYxLk1vdmUuTGF5T2ZmSAASKQoHZGVjbGFyZRgJIAEoCzIWLnJ1bW15LnYxLk1vdmUuRGVjbGFyZUgAEiMKBGRvbmUYCiABKAsyEy5ydW1teS52MS5Nb3ZlLkRvbmVIABoLCglEcmF3U3RvY2saDQoLRHJhd0Rpc2NhcmQaCgoIUGFzc1R1cm4aFwoHRGlzY2FyZBIMCgRjYXJkGAEgASgJGjgKBUtub2NrEg8KB2Rpc2NhcmQYASABKAkSHgoFbWVsZHMYAiABKAsyDy5ydW1teS52MS5NZWxkcxooCgZCaWdHaW4SHgoFbWVsZHMYASABKAsyDy5ydW1teS52MS5NZWxkcxoVCgRNZWxkEg0KBWNhcmRzGAEgAygJGicKBkxheU9mZhIMCgRjYXJkGAEgASgJEg8KB21lbGRfaWQYAiABKAUaXgoHRGVjbGFyZRIeCgVtZWxkcxgBIAMoCzIPLnJ1bW15LnYxLkNhcmRzEiUKB2xheW9mZnMYAiADKAsyFC5ydW1teS52MS5MYXlPZmZDYXJkEgwKBGJlc3QYAyABKAgaBgoERG9uZUIGCgRtb3ZlIisKCkxheU9mZkNhcmQSDAoEY2FyZBgBIAEoCRIPCgdtZWxkX2lkGAIgASgFIiUKB0xhaWRPZmYSDAoEY2FyZBgBIAEoCRIMCgRzZWF0GAIgASgFInsKCVRhYmxlTWVsZBIKCgJpZBgBIAEoBRINCgVvd25lchgCIAEoBRIgCgRraW5kGAMgASgOMhIucnVtbXkudjEuTWVsZEtpbmQSDQoFY2FyZHMYBCADKAkSIgoHbGF5b2ZmcxgFIAMoCzIRLnJ1bW15LnYxLkxhaWRPZmYi1wEKCFNlYXRWaWV3EgwKBHNlYXQYASABKAUSFAoMZGlzcGxheV9uYW1lGAIgASgJEiAKBGtpbmQYAyABKA4yEi5ydW1teS52MS5TZWF0S2luZBIMCgRvcGVuGAQgASgIEhEKCWhhbmRfc2l6ZRgFIAEoBRITCgtrbm93bl9jYXJkcxgGIAMoCRINCgVzY29yZRgHIAEoBRINCgVib3hlcxgIIAEoBRIYChBob2xseXdvb2Rfc2NvcmVzGAkgAygFEhcKD2hvbGx5d29vZF9ib3hlcxgKIAMoBSJGCglLbm9ja0luZm8SDwoHa25vY2tlchgBIAEoBRIQCghkZWFkd29vZBgCIAEoBRIWCg5kZWFkd29vZF9jYXJkcxgDIAMoCSKGAwoKSGFuZFJlc3VsdBITCgtoYW5kX251bWJlchgBIAEoBRIOCgZyZWFzb24YAiABKAkSEwoGd2lubmVyGAMgASgFSACIAQESDgoGcG9pbnRzGAQgASgFEh4KBWhhbmRzGAUgAygLMg8ucnVtbXkudjEuQ2FyZHMSEwoLaGFuZF92YWx1ZXMYBiADKAUSDgoGc2NvcmVzGAcgAygFEhQKB2tub2NrZXIYCCABKAVIAYgBARIdChBrbm9ja2VyX2RlYWR3b29kGAkgASgFSAKIAQESHgoRZGVmZW5kZXJfZGVhZHdvb2QYCiABKAVIA4gBARIYCgtnb2luZ19ydW1teRgLIAEoCEgEiAEBEigKB2RldGFpbHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgkKB193aW5uZXJCCgoIX2tub2NrZXJCEwoRX2tub2NrZXJfZGVhZHdvb2RCFAoSX2RlZmVuZGVyX2RlYWR3b29kQg4KDF9nb2luZ19ydW1teSLPAQoLTWF0Y2hSZXN1bHQSDgoGdG90YWxzGAEgAygFEg8KB3dpbm5lcnMYAiADKAUSKAoHZGV0YWlscxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSIQoFZW5kZWQYBCABKA4yEi5ydW1teS52MS5NYXRjaEVuZBIkCglzZWF0X2VuZHMYBSADKA4yES5ydW1teS52MS5TZWF0RW5kEhoKDXJlc2lnbmVkX3NlYXQYBiABKAVIAIgBAUIQCg5fcmVzaWduZWRfc2VhdCLOBgoIR2FtZVZpZXcSDwoHZ2FtZV9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEiMKC3ZpZXdlcl9yb2xlGAMgASgOMg4ucnVtbXkudjEuUm9sZRIYCgt2aWV3ZXJfc2VhdBgEIAEoBUgAiAEBEiAKBGdhbWUYBSABKA4yEi5ydW1teS52MS5HYW1lS2luZBIeCgVwaGFzZRgGIAEoDjIPLnJ1bW15LnYxLlBoYXNlEhMKBnRvX2FjdBgHIAEoBUgBiAEBEg4KBmRlYWxlchgIIAEoBRITCgtoYW5kX251bWJlchgJIAEoBRIhCgVzZWF0cxgKIAMoCzISLnJ1bW15LnYxLlNlYXRWaWV3EgwKBGhhbmQYCyADKAkSIgoFbWVsZHMYDCADKAsyEy5ydW1teS52MS5UYWJsZU1lbGQSFAoMZGlzY2FyZF9waWxlGA0gAygJEhIKCnN0b2NrX3NpemUYDiABKAUSFwoKdGFrZW5fY2FyZBgPIAEoCUgCiAEBEg0KBXR1cm5zGBAgASgFEhQKDGhhbmRzX3BsYXllZBgRIAEoBRITCgZ1cGNhcmQYEiABKAlIA4gBARIYCgtrbm9ja19saW1pdBgTIAEoBUgEiAEBEiIKBWtub2NrGBQgASgLMhMucnVtbXkudjEuS25vY2tJbmZvEicKCWxhc3RfaGFuZBgVIAEoCzIULnJ1bW15LnYxLkhhbmRSZXN1bHQSJQoGcmVzdWx0GBYgASgLMhUucnVtbXkudjEuTWF0Y2hSZXN1bHQSIwoLbGVnYWxfbW92ZXMYFyADKAsyDi5ydW1teS52MS5Nb3ZlEh0KFWhvbGx5d29vZF9nYW1lc19lbmRlZBgYIAMoCBIeCgVoYW5kcxgZIAMoCzIPLnJ1bW15LnYxLkNhcmRzEg0KBXN0b2NrGBogAygJEiMKBmNsb2NrcxgbIAMoCzITLnJ1bW15LnYxLlNlYXRDbG9jaxIYCgtkZWFkbGluZV9tcxgcIAEoA0gFiAEBQg4KDF92aWV3ZXJfc2VhdEIJCgdfdG9fYWN0Qg0KC190YWtlbl9jYXJkQgkKB191cGNhcmRCDgoMX2tub2NrX2xpbWl0Qg4KDF9kZWFkbGluZV9tcyLHAQoFRXZlbnQSDwoHdmVyc2lvbhgBIAEoBBINCgVpbmRleBgCIAEoDRIMCgRraW5kGAMgASgJEhEKBHNlYXQYBCABKAVIAIgBARIlCgRkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIjCgZjbG9ja3MYBiADKAsyEy5ydW1teS52MS5TZWF0Q2xvY2sSGAoLZGVhZGxpbmVfbXMYByABKANIAYgBAUIHCgVfc2VhdEIOCgxfZGVhZGxpbmVfbXMioQIKC1RpbWVDb250cm9sEjEKCHBlcl9tb3ZlGAEgASgLMh0ucnVtbXkudjEuVGltZUNvbnRyb2wuUGVyTW92ZUgAEiwKBWNsb2NrGAIgASgLMhsucnVtbXkudjEuVGltZUNvbnRyb2wuQ2xvY2tIABIqCgRiYW5rGAMgASgLMhoucnVtbXkudjEuVGltZUNvbnRyb2wuQmFua0gAGhsKB1Blck1vdmUSEAoIbGltaXRfbXMYASABKAMaMQoFQ2xvY2sSEgoKaW5pdGlhbF9tcxgBIAEoAxIUCgxpbmNyZW1lbnRfbXMYAiABKAMaLQoEQmFuaxIUCgxhbGxvd2FuY2VfbXMYASABKAMSDwoHYmFua19tcxgCIAEoA0IGCgRraW5kIp0BCg1UaW1lb3V0UG9saWN5EioKBGtpbmQYASABKA4yHC5ydW1teS52MS5UaW1lb3V0UG9saWN5LktpbmQSFgoObWF4X2F1dG9fbW92ZXMYAiABKAUiSAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASFgoSS0lORF9GT1JGRUlUX01BVENIEAESEgoOS0lORF9BVVRPX01PVkUQAiKmAQoJU2VhdENsb2NrEgwKBHNlYXQYASABKAUSFAoMcmVtYWluaW5nX21zGAIgASgDEg8KB3J1bm5pbmcYAyABKAgSFwoKc3RhcnRlZF9tcxgEIAEoA0gAiAEBEhgKC2RlYWRsaW5lX21zGAUgASgDSAGIAQESEgoKYXV0b19tb3ZlcxgGIAEoBUINCgtfc3RhcnRlZF9tc0IOCgxfZGVhZGxpbmVfbXMiXQoIU2VhdFNwZWMSFAoMZGlzcGxheV9uYW1lGAEgASgJEiAKBGtpbmQYAiABKA4yEi5ydW1teS52MS5TZWF0S2luZBIMCgRvcGVuGAMgASgIEgsKA2JvdBgEIAEoCSLYAwoMR2FtZVNldHRpbmdzEg8KB3Byb2ZpbGUYASABKAkSNAoHb3B0aW9ucxgCIAMoCzIjLnJ1bW15LnYxLkdhbWVTZXR0aW5ncy5PcHRpb25zRW50cnkSIQoFc2VhdHMYAyADKAsyEi5ydW1teS52MS5TZWF0U3BlYxIaChJzcGVjdGF0b3JzX2FsbG93ZWQYBCABKAgSFwoPb3JnYW5pemVyX2RlYWxzGAUgASgIEhcKD3NlZWRfY29tbWl0bWVudBgGIAEoCRIMCgRzZWVkGAcgASgMEioKDHByZXNldF9kZWFscxgIIAMoCzIULnJ1bW15LnYxLlByZXNldERlYWwSKwoMdGltZV9jb250cm9sGAkgASgLMhUucnVtbXkudjEuVGltZUNvbnRyb2wSLwoOdGltZW91dF9wb2xpY3kYCiABKAsyFy5ydW1teS52MS5UaW1lb3V0UG9saWN5EjEKD3NwZWN0YXRvcl9kZWxheRgLIAEoCzIYLnJ1bW15LnYxLlNwZWN0YXRvckRlbGF5GkUKDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSJAoFdmFsdWUYAiABKAsyFS5ydW1teS52MS5PcHRpb25WYWx1ZToCOAEiNwoOU3BlY3RhdG9yRGVsYXkSDQoFbW92ZXMYASABKA0SFgoOdW50aWxfaGFuZF9lbmQYAiABKAgiWwoKUHJlc2V0RGVhbBIOCgZkZWFsZXIYASABKAUSHgoFaGFuZHMYAiADKAsyDy5ydW1teS52MS5DYXJkcxIOCgZ1cGNhcmQYAyABKAkSDQoFc3RvY2sYBCADKAkqTQoIR2FtZUtpbmQSGQoVR0FNRV9LSU5EX1VOU1BFQ0lGSUVEEAASEQoNR0FNRV9LSU5EX0dJThABEhMKD0dBTUVfS0lORF9SVU1NWRACKqYBCgVQaGFzZRIVChFQSEFTRV9VTlNQRUNJRklFRBAAEhYKElBIQVNFX1RBS0VfT1JfUEFTUxABEg4KClBIQVNFX0RSQVcQAhIRCg1QSEFTRV9ESVNDQVJEEAMSDgoKUEhBU0VfUExBWRAEEhAKDFBIQVNFX0xBWU9GRhAFEhMKD1BIQVNFX0xBU1RfQ0FSRBAGEhQKEFBIQVNFX01BVENIX09WRVIQBypRCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1NFQVQQARISCg5ST0xFX1NQRUNUQVRPUhACEhAKDFJPTEVfUkVGRVJFRRADKk0KCFNlYXRLaW5kEhkKFVNFQVRfS0lORF9VTlNQRUNJRklFRBAAEhMKD1NFQVRfS0lORF9IVU1BThABEhEKDVNFQVRfS0lORF9CT1QQAipLCghNZWxkS2luZBIZChVNRUxEX0tJTkRfVU5TUEVDSUZJRUQQABIRCg1NRUxEX0tJTkRfU0VUEAESEQoNTUVMRF9LSU5EX1JVThACKoMBCghNYXRjaEVuZBIZChVNQVRDSF9FTkRfVU5TUEVDSUZJRUQQABIXChNNQVRDSF9FTkRfQ09NUExFVEVEEAESFgoSTUFUQ0hfRU5EX1JFU0lHTkVEEAISEgoOTUFUQ0hfRU5EX1RJTUUQAxIXChNNQVRDSF9FTkRfT1JHQU5JWkVSEAQqkQEKB1NlYXRFbmQSGAoUU0VBVF9FTkRfVU5TUEVDSUZJRUQQABIVChFTRUFUX0VORF9GSU5JU0hFRBABEhUKEVNFQVRfRU5EX1JFU0lHTkVEEAISGQoVU0VBVF9FTkRfTE9TVF9PTl9USU1FEAMSIwofU0VBVF9FTkRfRk9SRkVJVEVEX0JZX09SR0FOSVpFUhAEYgZwcm90bzM", [file_google_protobuf_struct]);
 
 /**
  * The value of one rule option (docs/rules.md section 5 lists each option, its type and default).
@@ -655,7 +655,8 @@ export type HandResult = Message<"rummy.v1.HandResult"> & {
   handNumber: number;
 
   /**
-   * knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left, stalled or resigned.
+   * knock, gin, big_gin, undercut, tie, went_out, stock_end, turn_cap, no_cards_left, stalled, resigned or time
+   * (a seat lost on time).
    *
    * @generated from field: string reason = 2;
    */
@@ -983,6 +984,22 @@ export type GameView = Message<"rummy.v1.GameView"> & {
    * @generated from field: repeated string stock = 26;
    */
   stock: string[];
+
+  /**
+   * Time controls: every seat's clock (public), seat 0 first; empty in a game without a time control.
+   *
+   * @generated from field: repeated rummy.v1.SeatClock clocks = 27;
+   */
+  clocks: SeatClock[];
+
+  /**
+   * Time controls: when the decision of the seat to act is due (ms since the epoch, Redis's clock): a move
+   * committed after it is refused (OUT_OF_TIME) and the referee applies the timeout policy. Absent without a
+   * time control, while no clock runs (the match is over) or before the clock starts.
+   *
+   * @generated from field: optional int64 deadline_ms = 28;
+   */
+  deadlineMs?: bigint | undefined;
 };
 
 /**
@@ -1014,8 +1031,9 @@ export type Event = Message<"rummy.v1.Event"> & {
 
   /**
    * hand_started, dealt, drew, passed, discarded, knocked, big_gin, melded, laid_off, declared, restocked,
-   * resigned, hand_ended or match_ended; and, last of a watch stream only (never in the log): game_expired or
-   * game_abandoned (the game's keys expired: docs/rules.md section 8).
+   * resigned, hand_ended or match_ended; with a time control also clock_stopped, clock_started, timed_out and
+   * auto_moved (docs/rules.md section 10); and, last of a watch stream only (never in the log): game_expired or
+   * game_abandoned (the game's keys expired: docs/rules.md section 4).
    *
    * @generated from field: string kind = 3;
    */
@@ -1035,6 +1053,21 @@ export type Event = Message<"rummy.v1.Event"> & {
    * @generated from field: google.protobuf.Struct data = 5;
    */
   data?: JsonObject | undefined;
+
+  /**
+   * clock_started (and clock_stopped when no decision starts after it: the match is over): every seat's clock
+   * after the version's commit, as in GameView.clocks.
+   *
+   * @generated from field: repeated rummy.v1.SeatClock clocks = 6;
+   */
+  clocks: SeatClock[];
+
+  /**
+   * clock_started only: the new deadline of the seat to act (ms since the epoch, Redis's clock).
+   *
+   * @generated from field: optional int64 deadline_ms = 7;
+   */
+  deadlineMs?: bigint | undefined;
 };
 
 /**
@@ -1043,6 +1076,264 @@ export type Event = Message<"rummy.v1.Event"> & {
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
   messageDesc(file_rummy_v1_game, 12);
+
+/**
+ * How much time each seat has for its decisions. Every decision a seat must make is timed alone: each move it
+ * submits (a draw, a discard, a pass in the take-or-pass ritual, a knock, the defender's declaration or each of
+ * its meld / lay_off / done moves, each of Rummy's turn steps). A decision starts when the previous move
+ * commits (the first one: when the game is created, or when its last open seat is joined) and ends when the
+ * seat's move commits; both instants come from Redis's clock (the referee's script reads Redis TIME), so the
+ * network between a player and the referee counts against the player. All durations are in milliseconds,
+ * each 1 .. 86,400,000 (one day); increment_ms may be 0. Unset kind: no time control (no clock, no deadline;
+ * the game still expires after --idle-ttl without a move).
+ *
+ * @generated from message rummy.v1.TimeControl
+ */
+export type TimeControl = Message<"rummy.v1.TimeControl"> & {
+  /**
+   * The kind of time control; unset: none.
+   *
+   * @generated from oneof rummy.v1.TimeControl.kind
+   */
+  kind: {
+    /**
+     * A limit per decision.
+     *
+     * @generated from field: rummy.v1.TimeControl.PerMove per_move = 1;
+     */
+    value: TimeControl_PerMove;
+    case: "perMove";
+  } | {
+    /**
+     * A clock per seat with an increment.
+     *
+     * @generated from field: rummy.v1.TimeControl.Clock clock = 2;
+     */
+    value: TimeControl_Clock;
+    case: "clock";
+  } | {
+    /**
+     * An allowance per decision and a bank.
+     *
+     * @generated from field: rummy.v1.TimeControl.Bank bank = 3;
+     */
+    value: TimeControl_Bank;
+    case: "bank";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message rummy.v1.TimeControl.
+ * Use `create(TimeControlSchema)` to create a new message.
+ */
+export const TimeControlSchema: GenMessage<TimeControl> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 13);
+
+/**
+ * A fixed limit for every decision; no time is carried over.
+ *
+ * @generated from message rummy.v1.TimeControl.PerMove
+ */
+export type TimeControl_PerMove = Message<"rummy.v1.TimeControl.PerMove"> & {
+  /**
+   * The time for each decision.
+   *
+   * @generated from field: int64 limit_ms = 1;
+   */
+  limitMs: bigint;
+};
+
+/**
+ * Describes the message rummy.v1.TimeControl.PerMove.
+ * Use `create(TimeControl_PerMoveSchema)` to create a new message.
+ */
+export const TimeControl_PerMoveSchema: GenMessage<TimeControl_PerMove> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 13, 0);
+
+/**
+ * A clock per seat (Fischer): each seat starts with initial_ms; a decision spends the time it took, then
+ * increment_ms is added to the seat's clock. A decision is due when the seat's clock would reach zero.
+ *
+ * @generated from message rummy.v1.TimeControl.Clock
+ */
+export type TimeControl_Clock = Message<"rummy.v1.TimeControl.Clock"> & {
+  /**
+   * Each seat's time at the start of the match.
+   *
+   * @generated from field: int64 initial_ms = 1;
+   */
+  initialMs: bigint;
+
+  /**
+   * Added to the seat's clock after each of its decisions (an automatic move's too).
+   *
+   * @generated from field: int64 increment_ms = 2;
+   */
+  incrementMs: bigint;
+};
+
+/**
+ * Describes the message rummy.v1.TimeControl.Clock.
+ * Use `create(TimeControl_ClockSchema)` to create a new message.
+ */
+export const TimeControl_ClockSchema: GenMessage<TimeControl_Clock> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 13, 1);
+
+/**
+ * A free allowance per decision and a time bank per seat spent only beyond it (as Kaggle's bot referee does):
+ * a decision that takes t ms takes max(0, t - allowance_ms) from the seat's bank; it is due after
+ * allowance_ms plus the bank left.
+ *
+ * @generated from message rummy.v1.TimeControl.Bank
+ */
+export type TimeControl_Bank = Message<"rummy.v1.TimeControl.Bank"> & {
+  /**
+   * The free time of each decision.
+   *
+   * @generated from field: int64 allowance_ms = 1;
+   */
+  allowanceMs: bigint;
+
+  /**
+   * Each seat's bank at the start of the match.
+   *
+   * @generated from field: int64 bank_ms = 2;
+   */
+  bankMs: bigint;
+};
+
+/**
+ * Describes the message rummy.v1.TimeControl.Bank.
+ * Use `create(TimeControl_BankSchema)` to create a new message.
+ */
+export const TimeControl_BankSchema: GenMessage<TimeControl_Bank> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 13, 2);
+
+/**
+ * What the referee does when a seat's decision is due (only with a time control).
+ *
+ * @generated from message rummy.v1.TimeoutPolicy
+ */
+export type TimeoutPolicy = Message<"rummy.v1.TimeoutPolicy"> & {
+  /**
+   * The policy.
+   *
+   * @generated from field: rummy.v1.TimeoutPolicy.Kind kind = 1;
+   */
+  kind: TimeoutPolicy_Kind;
+
+  /**
+   * auto_move only: automatic moves in a row a seat may get (1..1000) before a timeout forfeits; 0: 3. A move
+   * of the seat's own resets its count.
+   *
+   * @generated from field: int32 max_auto_moves = 2;
+   */
+  maxAutoMoves: number;
+};
+
+/**
+ * Describes the message rummy.v1.TimeoutPolicy.
+ * Use `create(TimeoutPolicySchema)` to create a new message.
+ */
+export const TimeoutPolicySchema: GenMessage<TimeoutPolicy> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 14);
+
+/**
+ * The policies.
+ *
+ * @generated from enum rummy.v1.TimeoutPolicy.Kind
+ */
+export enum TimeoutPolicy_Kind {
+  /**
+   * Not set: forfeit_match.
+   *
+   * @generated from enum value: KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * forfeit_match: the seat loses the match on time (MatchResult.ended MATCH_END_TIME, the seat
+   * SEAT_END_LOST_ON_TIME, the others win: scored as a resign, docs/rules.md section 10).
+   *
+   * @generated from enum value: KIND_FORFEIT_MATCH = 1;
+   */
+  FORFEIT_MATCH = 1,
+
+  /**
+   * auto_move: the referee plays a fixed move for the seat (docs/rules.md section 10: pass in take-or-pass and
+   * at the fiftieth card; draw from the stock then discard the card drawn; a discard left to make: the card
+   * drawn from the stock this turn, else the legal discard of the highest point value; the defender: the best
+   * declaration); after max_auto_moves automatic moves in a row for one seat, its next timeout forfeits the
+   * match as forfeit_match does.
+   *
+   * @generated from enum value: KIND_AUTO_MOVE = 2;
+   */
+  AUTO_MOVE = 2,
+}
+
+/**
+ * Describes the enum rummy.v1.TimeoutPolicy.Kind.
+ */
+export const TimeoutPolicy_KindSchema: GenEnum<TimeoutPolicy_Kind> = /*@__PURE__*/
+  enumDesc(file_rummy_v1_game, 14, 0);
+
+/**
+ * One seat's clock, as everyone sees it (clocks are public).
+ *
+ * @generated from message rummy.v1.SeatClock
+ */
+export type SeatClock = Message<"rummy.v1.SeatClock"> & {
+  /**
+   * The seat.
+   *
+   * @generated from field: int32 seat = 1;
+   */
+  seat: number;
+
+  /**
+   * The seat's time left (clock: its clock; bank: its bank; per_move: the limit), as of the start of its
+   * current decision when it is to act (running), else as of its last decision. Time left now, for the running
+   * seat: deadline_ms - now (bank: minus the allowance while it lasts).
+   *
+   * @generated from field: int64 remaining_ms = 2;
+   */
+  remainingMs: bigint;
+
+  /**
+   * True for the seat to act: its decision is being timed.
+   *
+   * @generated from field: bool running = 3;
+   */
+  running: boolean;
+
+  /**
+   * While running: when its decision started (ms since the epoch, Redis's clock).
+   *
+   * @generated from field: optional int64 started_ms = 4;
+   */
+  startedMs?: bigint | undefined;
+
+  /**
+   * While running: when its decision is due (ms since the epoch, Redis's clock).
+   *
+   * @generated from field: optional int64 deadline_ms = 5;
+   */
+  deadlineMs?: bigint | undefined;
+
+  /**
+   * Automatic moves the referee made for the seat in a row (auto_move policy).
+   *
+   * @generated from field: int32 auto_moves = 6;
+   */
+  autoMoves: number;
+};
+
+/**
+ * Describes the message rummy.v1.SeatClock.
+ * Use `create(SeatClockSchema)` to create a new message.
+ */
+export const SeatClockSchema: GenMessage<SeatClock> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15);
 
 /**
  * A seat as set up when the game was created.
@@ -1085,7 +1376,7 @@ export type SeatSpec = Message<"rummy.v1.SeatSpec"> & {
  * Use `create(SeatSpecSchema)` to create a new message.
  */
 export const SeatSpecSchema: GenMessage<SeatSpec> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 13);
+  messageDesc(file_rummy_v1_game, 16);
 
 /**
  * The settings a game was created with, all options pinned.
@@ -1151,6 +1442,20 @@ export type GameSettings = Message<"rummy.v1.GameSettings"> & {
   presetDeals: PresetDeal[];
 
   /**
+   * The time control, as given at creation (unset kind: none).
+   *
+   * @generated from field: rummy.v1.TimeControl time_control = 9;
+   */
+  timeControl?: TimeControl | undefined;
+
+  /**
+   * The timeout policy, pinned (kind set, max_auto_moves resolved) when there is a time control.
+   *
+   * @generated from field: rummy.v1.TimeoutPolicy timeout_policy = 10;
+   */
+  timeoutPolicy?: TimeoutPolicy | undefined;
+
+  /**
    * How far behind the live game spectators are (CreateGame's spectator_delay; unset: no delay).
    *
    * @generated from field: rummy.v1.SpectatorDelay spectator_delay = 11;
@@ -1163,7 +1468,7 @@ export type GameSettings = Message<"rummy.v1.GameSettings"> & {
  * Use `create(GameSettingsSchema)` to create a new message.
  */
 export const GameSettingsSchema: GenMessage<GameSettings> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 14);
+  messageDesc(file_rummy_v1_game, 17);
 
 /**
  * What a spectator token sees of the game is held back: the game as it was `moves` versions ago, and/or only up
@@ -1194,7 +1499,7 @@ export type SpectatorDelay = Message<"rummy.v1.SpectatorDelay"> & {
  * Use `create(SpectatorDelaySchema)` to create a new message.
  */
 export const SpectatorDelaySchema: GenMessage<SpectatorDelay> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 15);
+  messageDesc(file_rummy_v1_game, 18);
 
 /**
  * Organizer only: the deal of one hand.
@@ -1236,7 +1541,7 @@ export type PresetDeal = Message<"rummy.v1.PresetDeal"> & {
  * Use `create(PresetDealSchema)` to create a new message.
  */
 export const PresetDealSchema: GenMessage<PresetDeal> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 16);
+  messageDesc(file_rummy_v1_game, 19);
 
 /**
  * Which of the two games a profile plays.
@@ -1478,7 +1783,7 @@ export enum MatchEnd {
   RESIGNED = 2,
 
   /**
-   * A seat ran out of time (reserved for time controls).
+   * A seat lost on time (a time control's timeout policy forfeited it); the others won.
    *
    * @generated from enum value: MATCH_END_TIME = 3;
    */
@@ -1526,7 +1831,7 @@ export enum SeatEnd {
   RESIGNED = 2,
 
   /**
-   * The seat lost on time (reserved for time controls).
+   * The seat lost on time (time controls: docs/rules.md section 10).
    *
    * @generated from enum value: SEAT_END_LOST_ON_TIME = 3;
    */
