@@ -5,7 +5,9 @@ sends in the same order, to the callers waiting for them (hiredis parses them).
 Why not redis-py's connection: its general command path costs several times the command itself here (a pool,
 stream reader and writer layers, a timeout context and a health probe per command), and one command at a time per
 connection means one read and one write system call per command on each side; over one pipelined connection the
-replies of the commands in flight arrive, and are read, together (Redis reads the commands together too).
+replies of the commands in flight arrive, and are read, together. The commands given in one turn of the event loop
+(the moves of several games handled together) are written together too, in one system call at the end of that turn
+(Redis then reads them together).
 
 Failures: a lost connection fails every command in flight with ``ConnectionError``, and each is sent once more on
 a new connection (safe for both commands: a load reads, and a commit carries its commit id). When the oldest
@@ -71,6 +73,7 @@ class _Connection(asyncio.Protocol):
         self._parser = hiredis.Reader(protocolError=rexc.InvalidResponse, replyError=rexc.ResponseError)
         self._waiting: deque[tuple[asyncio.Future[Any], float]] = deque()  # with their deadlines
         self._watchdog: asyncio.TimerHandle | None = None
+        self._unsent: list[bytes] = []  # commands given in this turn of the event loop, written at its end
 
     def send(self, command: bytes, timeout_s: float, wait_s: float | None = None) -> asyncio.Future[Any]:
         """Write ``command``; the future of its reply. ``timeout_s``: without a reply by then Redis is hung (the
@@ -83,12 +86,19 @@ class _Connection(asyncio.Protocol):
             return reply
         deadline = loop.time() + timeout_s
         self._waiting.append((reply, deadline))
-        self.transport.write(command)
+        if not self._unsent:
+            loop.call_soon(self._flush)
+        self._unsent.append(command)
         if self._watchdog is None:
             self._watchdog = loop.call_at(deadline, self._check_deadline)
         if wait_s is not None and wait_s < timeout_s:  # only for callers with a short deadline: one timer each
             loop.call_later(wait_s, _give_up, reply)
         return reply
+
+    def _flush(self) -> None:
+        unsent, self._unsent = self._unsent, []
+        if unsent and not self.closed and self.transport is not None:
+            self.transport.write(unsent[0] if len(unsent) == 1 else b"".join(unsent))
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's transports are not asyncio.Transport
@@ -121,6 +131,7 @@ class _Connection(asyncio.Protocol):
     def abort(self, reason: Exception) -> None:
         """Cut the connection; every command in flight fails with ``reason``."""
         self.closed = True
+        self._unsent = []
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None

@@ -352,3 +352,35 @@ def test_a_commit_prepared_before_a_join_is_a_conflict_at_the_same_version(redis
         assert (fresh.outcome, fresh.version) == ("ok", 1)
 
     run(redis_server, body)
+
+
+def test_the_hot_path_writes_the_commands_of_one_loop_turn_together(redis_server: RedisProcess) -> None:
+    """Commands given in one turn of the event loop go out in one write, each caller gets its own reply, and a
+    connection lost with commands not written yet sends them again on a new one."""
+    from server.hotpath import HotPath
+
+    async def main() -> None:
+        client = connect(redis_server.url)
+        hot = HotPath(client.connection_pool.connection_kwargs)
+        try:
+            assert await hot.call(2.0, "PING") == b"PONG"  # connected
+            conn = hot._conn
+            assert conn is not None and conn.transport is not None
+            writes: list[bytes] = []
+            write = conn.transport.write
+            conn.transport.write = lambda data: (writes.append(bytes(data)), write(data))[1]  # type: ignore[func-returns-value]
+            replies = await asyncio.gather(*(hot.call(2.0, "ECHO", f"m{i}") for i in range(50)))
+            assert replies == [f"m{i}".encode() for i in range(50)]
+            assert len(writes) == 1 and writes[0].count(b"ECHO") == 50
+
+            pending = [asyncio.ensure_future(hot.call(2.0, "ECHO", f"n{i}")) for i in range(5)]
+            await asyncio.sleep(0)  # given, not written yet
+            assert conn._unsent
+            conn.connection_lost(ConnectionResetError("cut"))  # as the loop reports a lost connection
+            assert await asyncio.gather(*pending) == [f"n{i}".encode() for i in range(5)]
+            assert hot._conn is not conn
+        finally:
+            hot.close()
+            await client.aclose()
+
+    asyncio.run(main())
