@@ -196,12 +196,20 @@ def test_a_watcher_too_slow_is_cut_and_resumes_without_a_gap(
     or the process's watchers together too many bytes (RESOURCE_EXHAUSTED WATCHER_TOO_SLOW); what it did get is
     the start of the log, and a watch resumed from there gets the rest."""
     monkeypatch.setattr(events, limit, value)
-    game = _new_game(client, 51)
-    hub = _hub(referee_server)
+    cut_and_resumed(referee_server, client, 51)
+
+
+def cut_and_resumed(server: ServerThread, client: Client, seed: int) -> None:
+    """A follower of a new game that takes nothing while 8 moves are made is cut (WATCHER_TOO_SLOW, with the
+    limit the caller set low); what it got is the start of the log, and a watch resumed from its last event gets
+    the rest (tests/server/test_fanout_cluster.py runs it on a Redis Cluster)."""
+    game = _new_game(client, seed)
+    hub = _hub(server)
+    assert server._loop is not None
     follower = hub.follow(game.game_id, (0, MAX_SEQ))
-    first = asyncio.run_coroutine_threadsafe(follower.__anext__(), referee_server._loop)  # type: ignore[arg-type]
+    first = asyncio.run_coroutine_threadsafe(follower.__anext__(), server._loop)  # type: ignore[arg-type]
     _wait(lambda: hub.cursor(game.game_id) is not None, "the follower is registered")
-    rng = random.Random(51)
+    rng = random.Random(seed)
     for _ in range(8):
         _move(client, game, rng)
     # until the hub has read every move, or has cut the follower and forgotten the game (nobody else watches it)
@@ -209,9 +217,9 @@ def test_a_watcher_too_slow_is_cut_and_resumes_without_a_gap(
     got: list[StoredEvent] = [first.result(30)]
     with pytest.raises(TooMuch) as cut:
         while True:
-            got.append(_on_loop(referee_server, follower.__anext__()))
+            got.append(_on_loop(server, follower.__anext__()))
     assert cut.value.code == "WATCHER_TOO_SLOW"
-    _on_loop(referee_server, follower.aclose())
+    _on_loop(server, follower.aclose())
     stored = _stored(client, game)
     received = [(e.version, e.index) for e in got]
     assert received == stored[: len(received)] and len(received) < len(stored)

@@ -5,9 +5,7 @@ pid. And a slow watcher on the cluster: cut (WATCHER_TOO_SLOW) and resumed witho
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,13 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server import events
-from server.errors import TooMuch
 from server.redis_cluster import LocalCluster
-from server.store import MAX_SEQ, StoredEvent
-from tests.server.refkit import Client, ServerThread, md
-from tests.server.test_fanout import _hub, _move, _new_game, _on_loop, _stored, _wait
+from tests.server.refkit import Client, ServerThread
+from tests.server.test_fanout import cut_and_resumed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,28 +54,4 @@ def test_a_slow_watcher_on_the_cluster_is_cut_and_resumes_without_a_gap(
     events, is cut with WATCHER_TOO_SLOW, and a watch resumed from its last event gets the rest of the log."""
     server, client = cluster_referee
     monkeypatch.setattr(events, "QUEUE_LIMIT", 3)
-    game = _new_game(client, 61)
-    hub = _hub(server)
-    assert server._loop is not None
-    follower = hub.follow(game.game_id, (0, MAX_SEQ))
-    first = asyncio.run_coroutine_threadsafe(follower.__anext__(), server._loop)  # type: ignore[arg-type]
-    _wait(lambda: hub.cursor(game.game_id) is not None, "the follower is registered")
-    rng = random.Random(61)
-    for _ in range(8):
-        _move(client, game, rng)
-    _wait(lambda: (hub.cursor(game.game_id) or (8, 0))[0] == 8, "the hub has read every move")
-    got: list[StoredEvent] = [first.result(30)]
-    with pytest.raises(TooMuch) as cut:
-        while True:
-            got.append(_on_loop(server, follower.__anext__()))
-    assert cut.value.code == "WATCHER_TOO_SLOW"
-    _on_loop(server, follower.aclose())
-    stored = _stored(client, game)
-    received = [(e.version, e.index) for e in got]
-    assert received == stored[: len(received)] and len(received) < len(stored)
-    last_version, last_index = received[-1]
-    request = rpb.WatchGameRequest(game_id=game.game_id, after_version=last_version, after_index=last_index)
-    resumed = client.stub.WatchGame(request, metadata=md(game.tokens[0]))
-    rest = [(m.event.version, m.event.index) for _, m in zip(stored[len(received) :], resumed, strict=False)]
-    resumed.cancel()
-    assert received + rest == stored
+    cut_and_resumed(server, client, 61)
