@@ -479,7 +479,10 @@ class GameStore:
         except StoreUnavailable as exc:
             if isinstance(exc.__cause__, NotSent):
                 raise  # never written: not applied
-            return await self._settle(game_id, base_version, commit_id, fence, exc)
+            settled = await self._settle(game_id, base_version, commit_id, fence, exc)
+            if self.wait_replicas:  # applied after all: answered as done only once the replicas have it too
+                await self.wait_replicated(game_id, settled.version)
+            return settled
         kind = reply[0].decode()
         if kind in ("ok", "dup") and self.wait_replicas:
             await self.wait_replicated(game_id, int(reply[1]))
