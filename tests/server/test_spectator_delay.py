@@ -32,7 +32,7 @@ from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, expect_error, md
 from tests.server.test_hidden_info import ALL, _find
-from tests.server.webkit import SERVICE, call, envelope
+from tests.server.webkit import SERVICE, call, connect_watch_frames
 
 SEED = bytes(range(40, 72))
 WAIT_S = 60.0  # failure bound for a stream to catch up
@@ -94,20 +94,11 @@ def http_stream(http_url: str, game_id: str, token: str, live: list[int]) -> Str
     stream = Stream()
 
     def read() -> None:
-        headers = {"authorization": f"Bearer {token}", "content-type": "application/connect+json"}
-        body = envelope(json.dumps({"gameId": game_id}).encode())
-        buffer = b""
-        with httpx.Client(base_url=http_url, timeout=120.0) as http, \
-                http.stream("POST", f"/{SERVICE}/WatchGame", content=body, headers=headers) as reply:  # fmt: skip
-            for chunk in reply.iter_bytes():
-                buffer += chunk
-                while len(buffer) >= 5 and len(buffer) >= 5 + int.from_bytes(buffer[1:5], "big"):
-                    size = int.from_bytes(buffer[1:5], "big")
-                    flags, payload, buffer = buffer[0], buffer[5 : 5 + size], buffer[5 + size :]
-                    if flags & 0x02:
-                        stream.end("OK" if "error" not in json.loads(payload) else "error")
-                    else:
-                        stream.add(live[0], json_format.Parse(payload, rpb.WatchGameResponse()), payload)
+        for flags, payload in connect_watch_frames(http_url, game_id, token, timeout=120.0):
+            if flags & 0x02:
+                stream.end("OK" if "error" not in json.loads(payload) else "error")
+            else:
+                stream.add(live[0], json_format.Parse(payload, rpb.WatchGameResponse()), payload)
         if not stream.status:
             stream.end("cut")
 

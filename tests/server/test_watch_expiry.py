@@ -15,14 +15,13 @@ import time
 from collections.abc import Iterator
 
 import grpc
-import httpx
 import pytest
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_cluster import LocalCluster
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, expect_error, md
-from tests.server.webkit import SERVICE, envelope
+from tests.server.webkit import connect_watch_frames
 
 IDLE_S = 2
 UNPLAYED_S = 3
@@ -87,22 +86,13 @@ def http_watch(http_url: str, game: Game, token: str) -> Watch:
     watch = Watch()
 
     def read() -> None:
-        headers = {"authorization": f"Bearer {token}", "content-type": "application/connect+json"}
-        body = envelope(json.dumps({"gameId": game.game_id}).encode())
-        buffer = b""
-        with httpx.Client(base_url=http_url, timeout=60.0) as http, \
-                http.stream("POST", f"/{SERVICE}/WatchGame", content=body, headers=headers) as reply:  # fmt: skip
-            for chunk in reply.iter_bytes():
-                buffer += chunk
-                while len(buffer) >= 5 and len(buffer) >= 5 + int.from_bytes(buffer[1:5], "big"):
-                    size = int.from_bytes(buffer[1:5], "big")
-                    flags, payload, buffer = buffer[0], buffer[5 : 5 + size], buffer[5 + size :]
-                    message = json.loads(payload)
-                    if flags & 0x02:
-                        watch.status = "OK" if "error" not in message else message["error"]["code"]
-                    else:
-                        watch.kinds.append("snapshot" if "snapshot" in message else message["event"]["kind"])
-                        watch.started.set()
+        for flags, payload in connect_watch_frames(http_url, game.game_id, token, timeout=60.0):
+            message = json.loads(payload)
+            if flags & 0x02:
+                watch.status = "OK" if "error" not in message else message["error"]["code"]
+            else:
+                watch.kinds.append("snapshot" if "snapshot" in message else message["event"]["kind"])
+                watch.started.set()
         watch.ended_at = time.monotonic()
         watch.started.set()
 

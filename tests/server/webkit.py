@@ -111,6 +111,22 @@ def envelopes(data: bytes) -> Iterator[tuple[int, bytes]]:
         at += 5 + size
 
 
+def connect_watch_frames(http_url: str, game_id: str, token: str, *, timeout: float) -> Iterator[tuple[int, bytes]]:
+    """WatchGame over Connect JSON on the HTTP port: each (flags, payload) frame as soon as it has arrived whole
+    (flags & 0x02: the end-of-stream message)."""
+    headers = {"authorization": f"Bearer {token}", "content-type": "application/connect+json"}
+    body = envelope(json.dumps({"gameId": game_id}).encode())
+    buffer = b""
+    with httpx.Client(base_url=http_url, timeout=timeout) as http, \
+            http.stream("POST", f"/{SERVICE}/WatchGame", content=body, headers=headers) as reply:  # fmt: skip
+        for chunk in reply.iter_bytes():
+            buffer += chunk
+            while len(buffer) >= 5 and len(buffer) >= 5 + int.from_bytes(buffer[1:5], "big"):
+                size = int.from_bytes(buffer[1:5], "big")
+                flags, payload, buffer = buffer[0], buffer[5 : 5 + size], buffer[5 + size :]
+                yield flags, payload
+
+
 def _grpc_status(fields: dict[str, str], body: bytes, message: Any, http_status: int) -> Answer:
     code = GRPC_CODES[int(fields.get("grpc-status", "2"))]
     reason = None
