@@ -36,7 +36,7 @@ from clients.sdk import AsyncRefereeClient, RefereeError
 from clients.sdk.values import MoveResult
 from clients.view import View
 from server.bot_seats import BotSeat, BotSeats
-from server.store import StoreUnavailable
+from server.storage_errors import StoreUnavailable
 
 log = logging.getLogger("rummy_referee.bots")
 

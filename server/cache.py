@@ -1,13 +1,11 @@
 """In-process caches of the referee: parsed game meta and configuration, the latest state of recently played
-games, and the commit ids of this process; and the state's storage form (JSON, encoded by orjson, in two parts:
+games, and the state's storage form (JSON, encoded by orjson, in two parts:
 the game's configuration, written once at creation, compact (only the options that differ from a fixed base),
 and its progress, the engine's JSON, written by every move); the seats as an earlier version showed them."""
 
 from __future__ import annotations
 
-import itertools
 import json
-import secrets
 from collections import OrderedDict
 from typing import Any
 
@@ -15,7 +13,7 @@ import orjson
 
 import engine
 from server.memo import MIB, Memo
-from server.store import StoredGame
+from server.ports import StoredGame
 
 _META: Memo[bytes, dict[str, Any]] = Memo("parsed_meta")
 _CONFIGS: Memo[bytes, engine.Config] = Memo("parsed_config", share=2.0)
@@ -123,11 +121,6 @@ def seats_at(raw: bytes, version: int) -> list[dict[str, Any]]:
     return seats
 
 
-# Commit ids only need to be unique among the commits of one game: a random prefix per process and a counter.
-_COMMIT_PREFIX = secrets.token_hex(8)
-commit_ids = (f"{_COMMIT_PREFIX}-{n}" for n in itertools.count())
-
-
 #: Default bounds of the state cache (``serve --state-cache-games / --state-cache-mib``).
 STATE_CACHE_GAMES = 4096
 STATE_CACHE_MIB = 32.0
@@ -135,7 +128,7 @@ STATE_CACHE_MIB = 32.0
 
 def state_entry_bytes(game: StoredGame) -> int:
     """An estimate of what one state cache entry holds: the stored bytes and the parsed state."""
-    return (PARSED_FACTOR + 1) * len(game.state_json) + len(game.config) + len(game.meta) + 4 * ENTRY_BYTES
+    return (PARSED_FACTOR + 1) * len(game.progress_json) + len(game.config) + len(game.meta) + 4 * ENTRY_BYTES
 
 
 class StateCache:
@@ -156,11 +149,11 @@ class StateCache:
     def get(self, game: StoredGame) -> engine.GameState:
         """The state stored in ``game`` (from the cache when it is the very same)."""
         hit = self._games.get(game.game_id)
-        if hit is not None and hit[0].version == game.version and hit[0].state_json == game.state_json:
+        if hit is not None and hit[0].version == game.version and hit[0].progress_json == game.progress_json:
             self._games.move_to_end(game.game_id)
             return hit[1]
         try:
-            state = state_from_stored(game.config, game.state_json)
+            state = state_from_stored(game.config, game.progress_json)
         except OldStorageFormat:
             raise
         except Exception as exc:  # a stored state that does not load is a bug, never the caller's fault

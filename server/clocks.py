@@ -32,7 +32,7 @@ import time
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import redis.asyncio as aioredis
 
@@ -351,7 +351,8 @@ class TimeoutFirer:
         on_fired: Callable[[str, float], None] | None = None,
     ) -> None:
         self.referee = referee
-        self.store: GameStore = referee.store
+        # the deadline index lives in the same Redis: the firer is a part of the Redis adapter
+        self.store = cast("GameStore", referee.store)
         self.poll_s = poll_s
         self.batch = batch
         self._slots = asyncio.Semaphore(concurrency)

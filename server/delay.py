@@ -29,7 +29,7 @@ from server.cache import initial_state
 from server.errors import BadRequest
 from server.expiry import GameGone
 from server.gamelog import LogEntry
-from server.store import StoredEvent
+from server.ports import StoredEvent
 
 MAX_DELAY_MOVES = 1000
 DELAYED_GAMES = 1024  # games whose last rebuilt state is kept (the games watched or viewed by delayed spectators)

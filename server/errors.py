@@ -19,7 +19,7 @@ from grpc_status import rpc_status as grpc_rpc_status
 
 import engine
 from server.deadlines import DeadlineTooShort
-from server.store import CommitOutcomeUnknown, StoreBusy, StoreUnavailable
+from server.storage_errors import CommitOutcomeUnknown, StoreBusy, StoreUnavailable
 
 DOMAIN = "rummy-referee"
 MAX_MESSAGE = 400  # characters of a status message: it travels twice (grpc-message and the details), in headers

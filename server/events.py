@@ -54,7 +54,9 @@ from redis.asyncio.cluster import RedisCluster
 from server.errors import ShuttingDown, TooMuch
 from server.expiry import ExpiryWatch, GameGone
 from server.hotpath import HotPath, resp
-from server.store import GameStore, StoredEvent, StoreUnavailable, refresh_slot_map
+from server.ports import StoredEvent
+from server.storage_errors import StoreUnavailable
+from server.store import GameStore, refresh_slot_map
 
 log = logging.getLogger("rummy_referee")
 

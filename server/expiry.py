@@ -24,7 +24,8 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 
-from server.store import GameStore, StoreUnavailable
+from server.ports import GameStorage
+from server.storage_errors import StoreUnavailable
 
 log = logging.getLogger("rummy_referee")
 
@@ -46,7 +47,7 @@ class GameGone(Exception):
 class ExpiryWatch:
     """When to look at each watched game again, and the batched look."""
 
-    def __init__(self, store: GameStore, *, slack_s: float = SLACK_S) -> None:
+    def __init__(self, store: GameStorage, *, slack_s: float = SLACK_S) -> None:
         self._store = store
         self._slack_s = slack_s
         self._due: list[tuple[float, int, str]] = []  # (loop time, tie-breaker, game id)
@@ -96,7 +97,7 @@ class ExpiryWatch:
     async def _look(self, batch: Sequence[str], watched: Callable[[str], bool], gone: Callable[[str], None]) -> None:
         loop = asyncio.get_running_loop()
         try:
-            ttls = await self._store.pttls(batch)
+            ttls = await self._store.time_left_ms(batch)
         except StoreUnavailable as exc:
             log.info("expiry check of %d watched games failed (%s); again in %.0fs", len(batch), exc, RETRY_S)
             for game_id in batch:
@@ -106,7 +107,7 @@ class ExpiryWatch:
         for game_id, ttl_ms in zip(batch, ttls, strict=True):
             if not watched(game_id):
                 continue
-            if ttl_ms == -2:
+            if ttl_ms is None:
                 gone(game_id)
             elif ttl_ms < 0:  # no expiry (now)
                 self._schedule(game_id, now + MAX_LOOK_S)

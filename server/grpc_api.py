@@ -25,7 +25,7 @@ from server.errors import BadRequest
 from server.limits import LimitInterceptor, Limits
 from server.metrics import Metrics, ObserveInterceptor
 from server.service import Referee
-from server.store import StoreBusy, StoreUnavailable
+from server.storage_errors import StoreBusy, StoreUnavailable
 
 _REFEREE_SERVICE = rpb.DESCRIPTOR.services_by_name["RefereeService"]
 _REFLECTION_SERVICE = reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"]

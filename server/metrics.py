@@ -49,8 +49,8 @@ from server.logs import call_context
 
 if TYPE_CHECKING:
     from server.bot_host import BotHost
+    from server.ports import GameStorage
     from server.service import Referee
-    from server.store import GameStore
 
     Handler: TypeAlias = grpc.RpcMethodHandler[Any, Any]
     _Interceptor: TypeAlias = grpc.aio.ServerInterceptor[Any, Any]
@@ -169,7 +169,7 @@ class _BotCollector(Collector):
         yield failures
 
 
-def instrument_store(store: GameStore, metrics: Metrics) -> None:
+def instrument_store(store: GameStorage, metrics: Metrics) -> None:
     """Time every operation of ``store`` named in STORE_OPS that it has, and count those that raise.
 
     The store's own code is left as it is: its bound methods are wrapped on this instance (whoever holds the

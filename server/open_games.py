@@ -26,7 +26,8 @@ from importlib import resources
 from typing import Any
 
 from server.errors import TooMuch
-from server.store import RedisClient, StoreUnavailable, _redis_errors, game_key
+from server.storage_errors import StoreUnavailable
+from server.store import RedisClient, _redis_errors, game_key
 
 REGISTRY_KEY = "referee:open-games"
 SWEEP_BATCH = 128  # due entries checked by one creation

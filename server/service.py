@@ -35,7 +35,6 @@ from server.cache import (
     ENTRY_BYTES,
     PARSED_FACTOR,
     StateCache,
-    commit_ids,
     config_json,
     initial_state,
     is_current_config,
@@ -57,20 +56,12 @@ from server.errors import (
 )
 from server.events import EventHub
 from server.expiry import GameGone
-from server.gamelog import encode_entry
 from server.memo import Memo
 from server.model import Caller, GameSpec, SeatSpec
 from server.open_games import OpenGames, release_quietly
-from server.store import (
-    IDEM_KEY,
-    MAX_SEATS,
-    MAX_SEQ,
-    CommitOutcomeUnknown,
-    GameStore,
-    StoredEvent,
-    StoredGame,
-    StoreUnavailable,
-)
+from server.ports import EventFeed, GameStorage, Position, StoredEvent, StoredGame
+from server.ports import after_version as position_after
+from server.storage_errors import CommitOutcomeUnknown, StoreUnavailable
 
 log = logging.getLogger("rummy_referee")
 
@@ -83,6 +74,7 @@ REPLAY_PAGE = 500
 REPLAY_PAGE_MAX = 2000
 REPLAY_SLACK = 64  # fetched beyond a page, to see where its last version ends
 REPLAY_PAGE_BYTES = 128 * 1024  # stays well inside the 256 KiB message limit
+MAX_SEATS = 6
 _SEATS = tuple(Caller("seat", seat) for seat in range(MAX_SEATS))  # Callers are frozen: one of each will do
 _SPECTATOR = Caller("spectator")
 
@@ -151,14 +143,14 @@ def _check_name(name: str, *, required: bool) -> None:
 
 
 class Referee:
-    """The referee's use cases over one GameStore."""
+    """The referee's use cases over one storage (server.ports.GameStorage: the Redis adapter ``GameStore``)."""
 
     def __init__(
         self,
-        store: GameStore,
+        store: GameStorage,
         *,
         organizer_token: str | None = None,
-        hub: EventHub | None = None,
+        hub: EventFeed | None = None,
         max_attempts: int = 8,
         max_open_games: int = 100_000,
         states: StateCache | None = None,
@@ -171,7 +163,7 @@ class Referee:
         self.open_games = (
             OpenGames(store.client, max_open_games, op_timeout_s=store.op_timeout_s) if max_open_games else None
         )
-        self.hub = hub or EventHub(store)
+        self.hub: EventFeed = hub or EventHub(store)  # type: ignore[arg-type]  # (EventHub: the Redis adapter's)
         self._organizer_hash = token_hash(organizer_token) if organizer_token else None
         self._max_attempts = max_attempts
         self._states = states or StateCache()
@@ -319,21 +311,15 @@ class Referee:
         control = spec.time_control.checked() if spec.time_control is not None else None
         if control is not None and any(seat.open for seat in seats):
             raise BadRequest("INVALID_TIME_CONTROL", "a game with open seats cannot have a time control (yet)")
-        stored_state, stored_config = progress_json(state), config_json(state)
+        stored_progress, stored_config = progress_json(state), config_json(state)
         stored_meta = json.dumps(meta, separators=(",", ":"))
-        fields: dict[str, str | bytes] = {
-            "config": stored_config,
-            "state": stored_state,
-            "version": "0",
-            "meta": stored_meta,
-        }
-        clock_seat, bound = -1, 0
+        clock_seat, bound, stored_clock = -1, 0, ""
         if control is not None:
-            fields["clock"] = control.stored(len(seats))
+            stored_clock = control.stored(len(seats))
             clock_seat = state.to_act
             if self.store.clock_unknown():
                 await self.store.ping()
-            bound = self.store.redis_now_ms(lower=True) + parse_clock(fields["clock"]).budget(clock_seat)
+            bound = self.store.redis_now_ms(lower=True) + parse_clock(stored_clock).budget(clock_seat)
         # Kept a short time unless a move comes (the organizer's games: the idle time), and counted in the cap on
         # unfinished games (the organizer's too, but they are never refused).
         ttl_s = self.store.idle_ttl_s if organizer else self.store.unplayed_ttl_s
@@ -345,8 +331,11 @@ class Referee:
         try:
             await self.bot_seats.register(bots)
             # the first deal's events are version 0 of the log: a replay is the whole game as events
-            deal = encode_entry(0, -1, b"null", [orjson.dumps(e.to_dict()) for e in dealt])
-            stored = await self.store.create(game_id, fields, deal, ttl_s=ttl_s, clock_seat=clock_seat, bound=bound)
+            stored = await self.store.create_game(
+                game_id, config=stored_config, progress=stored_progress, meta=stored_meta, clock=stored_clock,
+                deal_events=[orjson.dumps(e.to_dict()) for e in dealt], ttl_s=ttl_s, clock_seat=clock_seat,
+                bound=bound,
+            )
         except BaseException:
             if self.open_games is not None:
                 await release_quietly(self.open_games, game_id)
@@ -362,8 +351,8 @@ class Referee:
             self.on_bot_seats()
         for bot in bots:
             del tokens[bot.seat]
-        created = StoredGame(game_id, stored_state, 0, stored_meta.encode(), stored_config,
-                             clock=str(fields.get("clock", "")).encode())  # fmt: skip
+        created = StoredGame(game_id, stored_progress, 0, stored_meta.encode(), stored_config,
+                             clock=stored_clock.encode())  # fmt: skip
         return {
             "game_id": game_id,
             "tokens": tokens,
@@ -437,7 +426,7 @@ class Referee:
         if len(request_id) > MAX_REQUEST_ID or not request_id.isprintable():
             raise BadRequest("INVALID_REQUEST_ID", f"a request_id is at most {MAX_REQUEST_ID} printable characters")
         # Scoped by token (that is: by seat), so that nobody can fetch another seat's answer by its key.
-        idem = _idem_key(token or "", request_id) if request_id else b""
+        idem = self.store.request_key(token or "", request_id) if request_id else b""
         latest = self._states.latest(game_id)
         if latest is not None:  # the common case: this process served the game's last move
             cached, state = latest
@@ -463,7 +452,7 @@ class Referee:
                 if not idem:
                     raise
                 try:
-                    recorded = await self.store.idem_version(game_id, idem)
+                    recorded = await self.store.request_version(game_id, idem)
                 except StoreUnavailable as exc:  # perhaps the resend of an applied move: never say "not applied"
                     raise CommitOutcomeUnknown(f"the request_id's record could not be read: {exc}") from exc
                 if recorded is None:
@@ -493,7 +482,7 @@ class Referee:
             state = self._states.get(game)
             if state.result is None or state.result.get("resigned") != seat:
                 raise
-            last = await self.store.events_since(game_id, (game.version - 1, MAX_SEQ), count=REPLAY_PAGE)
+            last = await self.store.events_after(game_id, game.version - 1, count=REPLAY_PAGE)
             return {
                 "version": game.version,
                 "events": [self._event_for(e, seat) for e in last if e.version == game.version],
@@ -539,13 +528,14 @@ class Referee:
             # the index holds an entry no later than the running deadline: one no earlier than it needs none
             if before.seat < 0 or bound < before.deadline:
                 index = (clocks.shard_of(game.game_id), bound, version)
-        result = await self.store.commit(
+        result = await self.store.commit_move(
             game.game_id,
             base_version=game.version,
-            state_json=new_json,
-            commit_id=next(commit_ids),
-            entry=encode_entry(version, seat, _move_json(move), payloads),
-            idem=idem,
+            progress=new_json,
+            seat=seat,
+            move_json=_move_json(move),
+            events=payloads,
+            request_key=idem,
             joins=game.joins,
             match_over=new_state.phase == "match_over",
             clock_step=clock_step,
@@ -709,7 +699,7 @@ class Referee:
             after_version = version
         elif after_version > version:
             raise BadRequest("VERSION_AHEAD", f"the game is at version {version}, not {after_version} yet")
-        position = (after_version, MAX_SEQ if after_index is None else after_index)
+        position = position_after(after_version) if after_index is None else (after_version, after_index)
         # A finished game gets no new event: what is left is read straight from the stream.
         feed = self._rest(game_id, position) if state.phase == "match_over" else self.hub.follow(game_id, position)
         if held_back:  # each event once its version is released
@@ -724,7 +714,7 @@ class Referee:
             except GameGone as gone:  # its keys expired: a last event, and the stream ends (OK)
                 yield {"event": _gone_event(gone)}
 
-    async def _rest(self, game_id: str, position: tuple[int, int]) -> AsyncGenerator[StoredEvent, None]:
+    async def _rest(self, game_id: str, position: Position) -> AsyncGenerator[StoredEvent, None]:
         while page := await self.store.events_since(game_id, position, count=REPLAY_PAGE):
             for stored in page:
                 yield stored
@@ -745,8 +735,10 @@ class Referee:
             raise PermissionDenied("MATCH_NOT_OVER", "the replay is available once the match is over")
         limit = max_events or REPLAY_PAGE
         fetch = limit + REPLAY_SLACK
-        after = (after_version, MAX_SEQ) if after_version is not None else (-1, 0)
-        events = await self.store.events_since(game_id, after, count=fetch)
+        if after_version is None:
+            events = await self.store.events_since(game_id, (-1, 0), count=fetch)
+        else:
+            events = await self.store.events_after(game_id, after_version, count=fetch)
         page, more = _whole_versions(events, limit, fetched_all=len(events) < fetch)
         initial = {**engine.view(initial_state(game.config), engine.REFEREE), "game_id": game_id, "version": 0,
                    "role": "referee", "seats": public_seats(game.meta)}  # fmt: skip
@@ -816,12 +808,6 @@ def _move_json(move: engine.Move) -> bytes:
             _MOVE_JSON.clear()
         text = _MOVE_JSON[move] = orjson.dumps(engine.move_to_dict(move))
     return text
-
-
-def _idem_key(token: str, request_id: str) -> bytes:
-    """The idempotency key of ``request_id`` sent with ``token``: 16 bytes of a hash of both (a record never says
-    which token or request_id it is for)."""
-    return hashlib.sha256(b"%s\0%s" % (token.encode(), request_id.encode())).digest()[:IDEM_KEY]
 
 
 def _gone_event(gone: GameGone) -> dict[str, Any]:

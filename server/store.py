@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import itertools
 import json
+import secrets
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Literal
+from typing import Any
 
 import redis.asyncio as aioredis
 import redis.exceptions as rexc
@@ -42,12 +44,18 @@ from redis.crc import key_slot
 
 from server import deadlines
 from server.clocks import INDEX_SCRIPT, shard_keys, shard_of
-from server.gamelog import LogEntry, decode_entry, event_payload
+from server.gamelog import LogEntry, decode_entry, encode_entry, event_payload
 from server.hotpath import ClusterHotPath, HotPath, NotSent
+from server.ports import END_OF_VERSION, Position
+from server.ports import CommitResult as CommitResult  # (re-exported: the adapter's own tests use them from here)
+from server.ports import StoredEvent as StoredEvent
+from server.ports import StoredGame as StoredGame
+from server.storage_errors import CommitOutcomeUnknown as CommitOutcomeUnknown
+from server.storage_errors import StoreBusy as StoreBusy
+from server.storage_errors import StoreUnavailable as StoreUnavailable
 
-MAX_SEATS = 6
 MAX_TTL_S = 3650 * 24 * 3600  # 10 years
-MAX_SEQ = 2**64 - 1  # largest index within a version: (v, MAX_SEQ) is the position after all of version v
+MAX_SEQ = END_OF_VERSION  # largest index within a version: (v, MAX_SEQ) is the position after all of version v
 MAX_LOG_INDEX = 2**62  # beyond any game's version (and within what LRANGE takes)
 IDEM_RECORD = 20  # bytes of one idempotency record: a 16-byte key, then the version (4 bytes, big endian)
 IDEM_KEY = 16
@@ -60,20 +68,6 @@ WAIT_TIMEOUT_S = 1.0
 RedisClient = aioredis.Redis | RedisCluster
 
 _UNAVAILABLE_REPLIES = ("LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS")
-
-
-class StoreUnavailable(Exception):
-    """Redis cannot be reached (or cannot serve right now): the request may be retried later. For a commit: it
-    was not applied, and will not be."""
-
-
-class CommitOutcomeUnknown(StoreUnavailable):
-    """A commit was sent but neither its answer nor a later check came: it may or may not have been applied
-    (never after this: its fence has passed). Resend the request with the same request_id to learn which."""
-
-
-class StoreBusy(StoreUnavailable):
-    """Redis is reachable, but every connection of this process to it is busy: retry a little later."""
 
 
 def game_key(game_id: str) -> str:
@@ -94,6 +88,11 @@ def idem_key(game_id: str) -> str:
 def game_keys(game_id: str) -> list[str]:
     """Every key of one game."""
     return [game_key(game_id), log_key(game_id), idem_key(game_id)]
+
+
+# Commit ids only need to be unique among the commits of one game: a random prefix per process and a counter.
+_COMMIT_PREFIX = secrets.token_hex(8)
+commit_ids = (f"{_COMMIT_PREFIX}-{n}" for n in itertools.count())
 
 
 POOL_MAX_CONNECTIONS = 6  # redis-py's pool (the hot path's own connection and the event subscriber are apart)
@@ -226,39 +225,6 @@ async def _redis_errors(seconds: float) -> AsyncIterator[None]:
         if unavailable is None:
             raise
         raise unavailable from exc
-
-
-@dataclass(frozen=True, slots=True)
-class StoredGame:
-    """One game as loaded by ``GameStore.load`` in a single round trip."""
-
-    game_id: str
-    state_json: bytes  # the progress part of the state (server.cache.progress_json)
-    version: int
-    meta: bytes
-    config: bytes  # the configuration part (server.cache.config_json)
-    joins: int = 0  # seats joined since the creation
-    clock: bytes = b""  # the time control's clock (server/clocks.py); b"": no time control
-
-
-@dataclass(frozen=True, slots=True)
-class CommitResult:
-    """What ``GameStore.commit`` found: ``ok`` (version = the new version), ``dup`` (version = the version the
-    idempotency key committed), ``conflict`` (version = the game's actual version), ``missing``, or ``late``
-    (Redis ran the script after its fence: nothing written)."""
-
-    outcome: Literal["ok", "dup", "conflict", "missing", "late", "out_of_time", "not_due"]
-    version: int = 0  # out_of_time, not_due: the deadline (ms, Redis's clock)
-    tail: bytes = b""  # ok, with a clock: the clock tail appended to the log entry (server/clocks.py)
-
-
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    """One event of the log: its version, index within the version (from 1), and the engine event JSON."""
-
-    version: int
-    index: int
-    payload: bytes
 
 
 def _script(name: str) -> str:
@@ -408,6 +374,26 @@ class GameStore:
             await self.wait_replicated(game_id, 0)
         return bool(created)
 
+    async def create_game(
+        self,
+        game_id: str,
+        *,
+        config: bytes,
+        progress: bytes,
+        meta: str | bytes,
+        deal_events: Sequence[bytes],
+        clock: str | bytes = b"",
+        ttl_s: int | None = None,
+        clock_seat: int = -1,
+        bound: int = 0,
+    ) -> bool:
+        """The port's creation (server.ports.GameStorage): the game hash's fields and the log's version-0 entry."""
+        fields: dict[str, str | bytes] = {"config": config, "state": progress, "version": "0", "meta": meta}
+        if clock:
+            fields["clock"] = clock
+        deal = encode_entry(0, -1, b"null", list(deal_events))
+        return await self.create(game_id, fields, deal, ttl_s=ttl_s, clock_seat=clock_seat, bound=bound)
+
     async def load(self, game_id: str) -> StoredGame | None:
         """State, version, meta, config and joins, in one HMGET; None if no game."""
         key = game_key(game_id)
@@ -420,7 +406,7 @@ class GameStore:
         state, version, meta = values[0], values[1], values[2]
         if state is None or version is None or meta is None:
             return None
-        return StoredGame(game_id=game_id, state_json=state, version=int(version), meta=meta,
+        return StoredGame(game_id=game_id, progress_json=state, version=int(version), meta=meta,
                           config=values[3] or b"", joins=int(values[4] or 0), clock=values[5] or b"")  # fmt: skip
 
     async def commit(
@@ -428,7 +414,7 @@ class GameStore:
         game_id: str,
         *,
         base_version: int,
-        state_json: str | bytes,
+        progress_json: str | bytes,
         commit_id: str,
         entry: bytes,
         idem: bytes = b"",
@@ -459,7 +445,7 @@ class GameStore:
         fence_ms = int((fence + self._clock_offset) * 1000)
         ttl = self.finished_ttl_s if match_over else self.idle_ttl_s
         args: list[str | bytes | int] = [
-            base_version, state_json, commit_id, fence_ms, idem, ttl, self.idem_ttl_s, joins, entry, clock_step,
+            base_version, progress_json, commit_id, fence_ms, idem, ttl, self.idem_ttl_s, joins, entry, clock_step,
             "s" if self.sharded_events else "",
         ]  # fmt: skip
         keys = game_keys(game_id)
@@ -489,6 +475,36 @@ class GameStore:
         if kind in ("ok", "dup", "conflict", "missing", "late", "out_of_time", "not_due"):
             return CommitResult(kind, version=int(reply[1]), tail=reply[2] if len(reply) > 2 else b"")
         raise RuntimeError(f"commit_move.lua returned {reply!r}")
+
+    async def commit_move(
+        self,
+        game_id: str,
+        *,
+        base_version: int,
+        progress: bytes,
+        seat: int,
+        move_json: bytes,
+        events: Sequence[bytes],
+        request_key: bytes = b"",
+        joins: int = 0,
+        match_over: bool = False,
+        clock_step: str = "",
+        index: tuple[int, int, int] | None = None,
+    ) -> CommitResult:
+        """The port's commit (server.ports.GameStorage): ``commit`` with the log entry of version
+        ``base_version + 1`` and a fresh commit id."""
+        return await self.commit(
+            game_id,
+            base_version=base_version,
+            progress_json=progress,
+            commit_id=next(commit_ids),
+            entry=encode_entry(base_version + 1, seat, move_json, list(events)),
+            idem=request_key,
+            joins=joins,
+            match_over=match_over,
+            clock_step=clock_step,
+            index=index,
+        )
 
     async def wait_replicated(self, game_id: str, version: int) -> None:
         """Return once ``wait_replicas`` replicas of the game's node hold the game at ``version`` or later (Redis
@@ -621,6 +637,16 @@ class GameStore:
                 records = await self.client.get(idem_key(game_id))
         return find_idem(records or b"", key)
 
+    @staticmethod
+    def request_key(token: str, request_id: str) -> bytes:
+        """The idempotency key of ``request_id`` sent with ``token``: 16 bytes of a hash of both (a record never
+        says which token or request_id it is for)."""
+        return hashlib.sha256(b"%s\0%s" % (token.encode(), request_id.encode())).digest()[:IDEM_KEY]
+
+    async def request_version(self, game_id: str, key: bytes) -> int | None:
+        """The port's name of ``idem_version``."""
+        return await self.idem_version(game_id, key)
+
     async def log_entries(self, game_id: str, first: int, last: int = -1) -> list[LogEntry]:
         """The log entries of versions ``first`` to ``last`` (-1: the newest), decoded."""
         if first > MAX_LOG_INDEX:
@@ -662,7 +688,7 @@ class GameStore:
                            timeout=POOL_TIMEOUT_S, **pool.connection_kwargs)  # fmt: skip
         return aioredis.Redis.from_pool(own)
 
-    async def events_since(self, game_id: str, after: tuple[int, int], count: int | None = None) -> list[StoredEvent]:
+    async def events_since(self, game_id: str, after: Position, count: int | None = None) -> list[StoredEvent]:
         """Events after log position ``after`` = (version, index), oldest first (at most ``count``)."""
         first = max(after[0], 0)
         # every version has at least one event: count + 1 versions hold ``count`` events after ``after``
@@ -678,7 +704,7 @@ class GameStore:
         """Events with a version greater than ``version``, oldest first (at most ``count``)."""
         return await self.events_since(game_id, (version, MAX_SEQ), count)
 
-    async def last_position(self, game_id: str) -> tuple[int, int]:
+    async def last_position(self, game_id: str) -> Position:
         """Log position of the game's newest event, (0, 0) when there is none."""
         raw: Any
         if self._hot_reads:
@@ -705,6 +731,11 @@ class GameStore:
         async with self._op():
             replies = await pipe.execute()
         return [int(r) for r in replies]
+
+    async def time_left_ms(self, game_ids: Sequence[str]) -> list[int | None]:
+        """Of each game: milliseconds until it expires, -1 when it does not expire, None when it is gone (its
+        hash's PTTL, ``pttls``)."""
+        return [None if ttl == -2 else ttl for ttl in await self.pttls(game_ids)]
 
     async def ttl(self, game_id: str) -> int:
         """Seconds until the game expires; -1 when it does not expire, -2 when it does not exist."""

@@ -203,7 +203,7 @@ def test_a_master_down_is_store_unavailable_and_not_applied_then_the_promoted_re
                     assert loop.time() < deadline, "the promoted replica never served the game"
                     await asyncio.sleep(0.1)
             assert game is not None and game.version == 0
-            result = await store.commit(gid, base_version=0, state_json="s1", commit_id="c1", entry=b"e1")
+            result = await store.commit(gid, base_version=0, progress_json="s1", commit_id="c1", entry=b"e1")
             assert result.outcome == "ok" and result.version == 1
             assert private_cluster.master_for_key(game_key(gid)).port == replica.port
         finally:

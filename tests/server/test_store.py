@@ -73,7 +73,7 @@ def test_create_refuses_an_existing_id(redis_server: RedisProcess) -> None:
         assert not await store.create(gid, {"state": "other", "version": "9", "meta": "{}"}, b"x")
         game = await store.load(gid)
         assert game is not None
-        assert (game.state_json, game.version, json.loads(game.meta)) == (b"s0", 0, META)
+        assert (game.progress_json, game.version, json.loads(game.meta)) == (b"s0", 0, META)
         assert payloads(await store.events_after(gid, -1)) == [{"kind": "hand_started"}]
 
     run(redis_server, body)
@@ -87,12 +87,12 @@ def test_commit_writes_state_events_and_version(redis_server: RedisProcess) -> N
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)
-        result = await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a", "b"])
+        result = await commit(store, gid, base_version=0, progress_json="s1", commit_id="c1", events=["a", "b"])
         assert (result.outcome, result.version) == ("ok", 1)
-        result = await commit(store, gid, base_version=1, state_json="s2", commit_id="c2", events=["c"])
+        result = await commit(store, gid, base_version=1, progress_json="s2", commit_id="c2", events=["c"])
         assert (result.outcome, result.version) == ("ok", 2)
         game = await store.load(gid)
-        assert game is not None and (game.state_json, game.version) == (b"s2", 2)
+        assert game is not None and (game.progress_json, game.version) == (b"s2", 2)
         after0 = await store.events_after(gid, 0)
         assert [(e.version, e.index, e.payload) for e in after0] == [(1, 1, b'"a"'), (1, 2, b'"b"'), (2, 1, b'"c"')]
         assert payloads(await store.events_after(gid, 1)) == ["c"]
@@ -113,10 +113,10 @@ def test_stale_base_version_conflicts_and_writes_nothing(redis_server: RedisProc
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)
-        await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a"])
+        await commit(store, gid, base_version=0, progress_json="s1", commit_id="c1", events=["a"])
         before = await store.client.hgetall(game_key(gid))  # type: ignore[misc]
         result = await commit(
-            store, gid, base_version=0, state_json="LOST", commit_id="c2", events=["x"], idem=b"r" * 16
+            store, gid, base_version=0, progress_json="LOST", commit_id="c2", events=["x"], idem=b"r" * 16
         )
         assert (result.outcome, result.version) == ("conflict", 1)
         assert await store.client.hgetall(game_key(gid)) == before  # type: ignore[misc]
@@ -130,8 +130,8 @@ def test_a_retried_commit_that_had_committed_is_recognised(redis_server: RedisPr
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)
-        first = await commit(store, gid, base_version=0, state_json="s1", commit_id="same", events=["a"])
-        again = await commit(store, gid, base_version=0, state_json="s1", commit_id="same", events=["a"])
+        first = await commit(store, gid, base_version=0, progress_json="s1", commit_id="same", events=["a"])
+        again = await commit(store, gid, base_version=0, progress_json="s1", commit_id="same", events=["a"])
         assert (first.outcome, first.version) == (again.outcome, again.version) == ("ok", 1)
         assert len(await store.events_after(gid, 0)) == 1
 
@@ -143,18 +143,18 @@ def test_idempotency_record_is_found_before_the_version_check(redis_server: Redi
         gid = new_id()
         await make_game(store, gid)
         key, other = b"K" * 16, b"k" * 16
-        await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a"], idem=key)
-        await commit(store, gid, base_version=1, state_json="s2", commit_id="c2", events=["b"], idem=other)
-        dup = await commit(store, gid, base_version=0, state_json="s1b", commit_id="c3", events=["x"], idem=key)
+        await commit(store, gid, base_version=0, progress_json="s1", commit_id="c1", events=["a"], idem=key)
+        await commit(store, gid, base_version=1, progress_json="s2", commit_id="c2", events=["b"], idem=other)
+        dup = await commit(store, gid, base_version=0, progress_json="s1b", commit_id="c3", events=["x"], idem=key)
         assert (dup.outcome, dup.version) == ("dup", 1)
-        dup = await commit(store, gid, base_version=2, state_json="s3", commit_id="c4", events=["x"], idem=other)
+        dup = await commit(store, gid, base_version=2, progress_json="s3", commit_id="c4", events=["x"], idem=other)
         assert (dup.outcome, dup.version) == ("dup", 2)
         assert await store.idem_version(gid, key) == 1 and await store.idem_version(gid, other) == 2
         assert await store.idem_version(gid, b"K" * 15 + b"k") is None
         records = await store.client.get(idem_key(gid))  # type: ignore[misc]
         assert records == key + b"\0\0\0\1" + other + b"\0\0\0\2"
         game = await store.load(gid)
-        assert game is not None and (game.version, game.state_json) == (2, b"s2")
+        assert game is not None and (game.version, game.progress_json) == (2, b"s2")
         assert 0 < int(await store.client.ttl(idem_key(gid))) <= 24 * 3600  # type: ignore[misc]
 
     run(redis_server, body)
@@ -172,7 +172,7 @@ def test_a_record_key_is_only_found_at_a_record_boundary() -> None:
 def test_commit_on_a_missing_game_writes_nothing(redis_server: RedisProcess) -> None:
     async def body(store: GameStore) -> None:
         gid = new_id()
-        result = await commit(store, gid, base_version=0, state_json="s", commit_id="c", events=["a"])
+        result = await commit(store, gid, base_version=0, progress_json="s", commit_id="c", events=["a"])
         assert result.outcome == "missing"
         assert not await store.exists(gid)
         assert await store.client.exists(log_key(gid), idem_key(gid)) == 0  # type: ignore[misc]
@@ -184,7 +184,7 @@ def test_the_match_ending_commit_sets_the_expiry(redis_server: RedisProcess) -> 
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)
-        await commit(store, gid, base_version=0, state_json="end", commit_id="c", events=["a"], match_over=True)
+        await commit(store, gid, base_version=0, progress_json="end", commit_id="c", events=["a"], match_over=True)
         assert 3500 < await store.ttl(gid) <= 3600
         assert 3500 < await store.client.ttl(log_key(gid)) <= 3600  # type: ignore[misc]
 
@@ -217,13 +217,13 @@ def test_concurrent_commits_on_one_version_apply_exactly_one(redis_server: Redis
         gid = new_id()
         await make_game(store, gid)
         results = await asyncio.gather(
-            *(commit(store, gid, base_version=0, state_json=f"s{i}", commit_id=f"c{i}", events=[str(i)])
+            *(commit(store, gid, base_version=0, progress_json=f"s{i}", commit_id=f"c{i}", events=[str(i)])
               for i in range(16))
         )  # fmt: skip
         assert sorted(r.outcome for r in results) == ["conflict"] * 15 + ["ok"]
         winner = next(i for i, r in enumerate(results) if r.outcome == "ok")
         game = await store.load(gid)
-        assert game is not None and game.state_json == f"s{winner}".encode()
+        assert game is not None and game.progress_json == f"s{winner}".encode()
         assert payloads(await store.events_after(gid, 0)) == [str(winner)]
 
     run(redis_server, body)
@@ -236,7 +236,7 @@ def test_an_unreachable_redis_is_store_unavailable(private_redis: RedisProcess) 
         with pytest.raises(StoreUnavailable):
             await store.load(new_id())
         with pytest.raises(StoreUnavailable):
-            await commit(store, new_id(), base_version=0, state_json="s", commit_id="c", events=[])
+            await commit(store, new_id(), base_version=0, progress_json="s", commit_id="c", events=[])
 
     run(private_redis, body)
 
@@ -246,7 +246,7 @@ def test_a_commit_after_the_script_cache_was_flushed_loads_the_script_again(redi
         gid = new_id()
         await make_game(store, gid)
         await store.client.script_flush()
-        result = await commit(store, gid, base_version=0, state_json="s1", commit_id="c", events=["a"])
+        result = await commit(store, gid, base_version=0, progress_json="s1", commit_id="c", events=["a"])
         assert (result.outcome, result.version) == ("ok", 1)
 
     run(redis_server, body)
@@ -263,15 +263,15 @@ def test_a_hung_redis_is_unavailable_within_the_operation_timeout(private_redis:
             with pytest.raises(StoreUnavailable):
                 await store.load(gid)
             with pytest.raises(StoreUnavailable):
-                await commit(store, gid, base_version=0, state_json="s1", commit_id="c", events=["a"])
+                await commit(store, gid, base_version=0, progress_json="s1", commit_id="c", events=["a"])
             assert time.monotonic() - started < 3
         finally:
             private_redis.process.send_signal(signal.SIGCONT)
         # the connections cut mid-command are gone: no late reply is read as the answer to another command
-        result = await commit(store, gid, base_version=0, state_json="s1", commit_id="c", events=["a"])
+        result = await commit(store, gid, base_version=0, progress_json="s1", commit_id="c", events=["a"])
         assert result.outcome in ("ok", "conflict")  # the timed-out commit may have run once Redis went on
         game = await store.load(gid)
-        assert game is not None and game.version == 1 and game.state_json == b"s1"
+        assert game is not None and game.version == 1 and game.progress_json == b"s1"
 
     run(private_redis, body)
 
@@ -298,15 +298,15 @@ def test_a_game_nobody_moves_in_expires_after_the_idle_time(redis_server: RedisP
         gid = new_id()
         await make_game(store, gid)
         assert all(50 < t <= 60 for t in await ttls(store, gid))  # never played: the unplayed time
-        await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a"])
+        await commit(store, gid, base_version=0, progress_json="s1", commit_id="c1", events=["a"])
         assert all(500 < t <= 600 for t in await ttls(store, gid))  # the move counted the idle time again
-        await commit(store, gid, base_version=1, state_json="end", commit_id="c2", events=["b"], match_over=True)
+        await commit(store, gid, base_version=1, progress_json="end", commit_id="c2", events=["b"], match_over=True)
         assert all(3500 < t <= 3600 for t in await ttls(store, gid))
 
         kept = GameStore(store.client, finished_ttl_s=3600, idle_ttl_s=0)
         other = new_id()
         await make_game(kept, other)
-        await commit(kept, other, base_version=0, state_json="s1", commit_id="c1", events=["a"])
+        await commit(kept, other, base_version=0, progress_json="s1", commit_id="c1", events=["a"])
         assert await ttls(kept, other) == (-1, -1)
 
     run(redis_server, body, ttl=3600, idle=600, unplayed=60)
@@ -324,13 +324,13 @@ def test_the_idempotency_records_have_an_expiry_of_their_own(redis_server: Redis
     async def body(store: GameStore) -> None:
         gid = new_id()
         await make_game(store, gid)
-        await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a"], idem=b"A" * 16)
+        await commit(store, gid, base_version=0, progress_json="s1", commit_id="c1", events=["a"], idem=b"A" * 16)
         assert 24 * 3600 - 60 < int(await store.client.ttl(idem_key(gid))) <= 24 * 3600  # type: ignore[misc]
         assert await store.ttl(gid) > 29 * 24 * 3600  # the game: the idle time
         same = GameStore(store.client, finished_ttl_s=3600, idle_ttl_s=600, idem_ttl_s=0)
-        await commit(same, gid, base_version=1, state_json="s2", commit_id="c2", events=["b"], idem=b"B" * 16)
+        await commit(same, gid, base_version=1, progress_json="s2", commit_id="c2", events=["b"], idem=b"B" * 16)
         assert 500 < int(await store.client.ttl(idem_key(gid))) <= 600  # type: ignore[misc]
-        await commit(same, gid, base_version=2, state_json="s3", commit_id="c3", events=["c"])  # no request_id
+        await commit(same, gid, base_version=2, progress_json="s3", commit_id="c3", events=["c"])  # no request_id
         assert 500 < int(await store.client.ttl(idem_key(gid))) <= 600  # type: ignore[misc]
         assert await store.idem_version(gid, b"A" * 16) == 1 and await store.idem_version(gid, b"B" * 16) == 2
 
@@ -344,11 +344,11 @@ def test_a_commit_prepared_before_a_join_is_a_conflict_at_the_same_version(redis
         gid = new_id()
         await make_game(store, gid)
         assert await store.join(gid, seat=-1, token_hash="t", name="p") == 1
-        stale = await commit(store, gid, base_version=0, state_json="s1", commit_id="c1", events=["a"], joins=0)
+        stale = await commit(store, gid, base_version=0, progress_json="s1", commit_id="c1", events=["a"], joins=0)
         assert (stale.outcome, stale.version) == ("conflict", 0)
         game = await store.load(gid)
         assert game is not None and game.joins == 1 and game.version == 0
-        fresh = await commit(store, gid, base_version=0, state_json="s1", commit_id="c2", events=["a"], joins=1)
+        fresh = await commit(store, gid, base_version=0, progress_json="s1", commit_id="c2", events=["a"], joins=1)
         assert (fresh.outcome, fresh.version) == ("ok", 1)
 
     run(redis_server, body)
