@@ -367,6 +367,14 @@ def _parser() -> argparse.ArgumentParser:
     health.add_argument("--client-key", type=Path, default=None, help="mutual TLS: its private key (PEM)")
     health.add_argument("--server-name", default=None, help="the name to verify the referee's certificate against "
                         "(default: the host of --address)")  # fmt: skip
+    migrate = commands.add_parser(
+        "migrate", help="convert the games stored by an earlier version of the referee to today's layout (the "
+        "referee refuses them, STORED_BY_EARLIER_VERSION, and never writes them)",
+    )  # fmt: skip
+    migrate.add_argument("--redis-url", default=os.environ.get("REDIS_URL"), required=not os.environ.get("REDIS_URL"),
+                         help="the referees' Redis (default: $REDIS_URL)")  # fmt: skip
+    migrate.add_argument("--redis-cluster", action="store_true", help="the URL is a Redis Cluster node")
+    migrate.add_argument("game_ids", nargs="*", metavar="GAME_ID", help="the games to convert (default: every game)")
     verify = commands.add_parser(
         "verify", help="check a finished game's deals against the seed commitment (docs/fairness.md)"
     )
@@ -664,6 +672,8 @@ def main(argv: list[str] | None = None) -> int:
         from clients.verify import run
 
         return run(args)
+    if args.command == "migrate":
+        return asyncio.run(_migrate(args))
     configure(getattr(args, "log_format", "text"))  # `bots` logs as text
     try:
         asyncio.run(serve(args) if args.command == "serve" else run_bot_host(args))
@@ -671,6 +681,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rummy-referee: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+async def _migrate(args: argparse.Namespace) -> int:
+    import redis.exceptions
+
+    from server.migrate import migrate
+
+    store = GameStore(connect(args.redis_url, cluster=args.redis_cluster), op_timeout_s=10.0)
+    try:
+        return await migrate(store, args.game_ids, sys.stdout)
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
+        print(f"rummy-referee migrate: Redis: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        await store.close()
 
 
 def _health(args: argparse.Namespace) -> int:
