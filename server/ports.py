@@ -18,7 +18,7 @@ Promises (each checked by the contract suite):
   sent again with the same request key gets ``dup`` and the version the first one committed, whatever the
   version it was based on), all or nothing; ``missing`` when the game is gone. ``StoreUnavailable``: not applied
   and never will be; ``CommitOutcomeUnknown``: may have been applied (resend with the same request key to know).
-- ``join_seat``: one seat to one caller, races included; a seat joined makes a commit based on the game loaded
+- ``join``: one seat to one caller, races included; a seat joined makes a commit based on the game loaded
   before it a ``conflict`` (``joins`` changed), never a lost join.
 - ``events_since`` / ``events_after``: the log's events after a position, oldest first, paged by ``count``;
   ``last_position``: the newest event's position.

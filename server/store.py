@@ -1,4 +1,6 @@
-"""Game storage in Redis: the only storage of the referee.
+"""Game storage in Redis: the only storage of the referee, the Redis adapter of the storage port
+(``server.ports.GameStorage``: ``create_game``, ``load``, ``commit_move``, ``join``, ``request_key`` ... are the
+port's; ``create``, ``commit`` and the rest are this adapter's own, in Redis's terms).
 
 Every key of one game shares the Cluster hash tag of its id, so one Lua script can touch them all:
 
