@@ -15,13 +15,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
+import orjson
 import pytest
 import redis
 
 import engine
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from server.cache import state_from_stored
-from server.gamelog import decode_entry, event_payload
+from server.cache import config_json, progress_json, state_from_stored
+from server.gamelog import decode_entry, encode_entry, event_payload
+from server.migrate import CannotMigrate, converted
 from server.redis_launcher import RedisProcess
 from server.store import game_key, log_key
 from tests.server.refkit import (
@@ -210,3 +212,34 @@ def test_a_game_of_the_earlier_layout_is_refused_unchanged_until_migrate_convert
     again = _migrate(url, *(o.game_id for o in olds), "g_nosuchgame")
     assert again.returncode == 0, again.stdout + again.stderr
     assert again.stdout.splitlines() == ["g_nosuchgame: missing", "0 migrated, 2 current, 1 missing, 0 failed"]
+
+
+@pytest.mark.parametrize("profile", sorted(engine.PROFILES))
+def test_the_replay_finds_every_move_of_random_games_of_each_profile(profile: str) -> None:
+    """``converted`` rebuilds the log of an earlier-layout game of any profile (melds, lay-offs, resignations
+    included) from its events alone, the very entries today's referee writes; a changed event is refused."""
+    rng = random.Random(profile)
+    rules = engine.rules_from_profile(profile, players=3 if profile.startswith("rummy") else None)
+    state, dealt = engine.new_game_with_events(rules, bytes(rng.randrange(256) for _ in range(32)))
+    stream = [(f"0-{i}".encode(), {b"e": orjson.dumps(e.to_dict())}) for i, e in enumerate(dealt, 1)]
+    expected = [encode_entry(0, -1, b"null", [orjson.dumps(e.to_dict()) for e in dealt])]
+    last = 0
+    for version in range(1, 151):
+        moves = engine.legal_moves(state)
+        if not moves:
+            break
+        last = version
+        seat, move = state.to_act, rng.choice(moves)
+        if version == 150:
+            seat, move = rng.randrange(rules.players), engine.Resign()
+        state, events = engine.apply(state, seat, move)
+        payloads = [orjson.dumps(e.to_dict()) for e in events]
+        stream += [(f"{version}-{i}".encode(), {b"e": p}) for i, p in enumerate(payloads, 1)]
+        expected.append(encode_entry(version, seat, orjson.dumps(engine.move_to_dict(move)), payloads))
+    fields = {b"state": engine.state_to_json(state).encode(), b"version": str(last).encode(), b"meta": b"{}"}
+    config, progress, entries = converted(fields, stream)
+    assert (config, progress) == (config_json(state), progress_json(state))
+    assert [decode_entry(e) for e in entries] == [decode_entry(e) for e in expected]
+    altered = stream[:-1] + [(stream[-1][0], {b"e": b'{"kind":"something else"}'})]
+    with pytest.raises(CannotMigrate):
+        converted(fields, altered)
