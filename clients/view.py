@@ -13,18 +13,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from engine import card_text, parse_card
+import wire
 
 if TYPE_CHECKING:
     from rummy_pb.rummy.v1.game_pb2 import GameView
 
-_CARD_OF_TEXT: dict[str, int] = {card_text(c): c for c in range(52)}
-
-
-def card_int(text: str) -> int:
-    """The engine card of a card text (``"TD"``, also ``"10D"``)."""
-    c = _CARD_OF_TEXT.get(text)
-    return c if c is not None else parse_card(text)
+#: The engine card of a card text (``"TD"``, also ``"10D"``): the wire codec's.
+card_int = wire.card_from_proto
 
 
 def card_mask(texts: Iterable[str]) -> int:
@@ -37,12 +32,7 @@ def card_mask(texts: Iterable[str]) -> int:
 
 def card_texts(mask: int) -> tuple[str, ...]:
     """Card texts of a mask, in engine card order."""
-    out: list[str] = []
-    while mask:
-        low = mask & -mask
-        out.append(card_text(low.bit_length() - 1))
-        mask ^= low
-    return tuple(out)
+    return tuple(wire.cards_to_proto(mask))
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,10 +182,9 @@ class View:
     @staticmethod
     def from_proto(view: GameView, rules: Mapping[str, Any] | None = None) -> View:
         """Build from the service's GameView message and the game's options (``GetGame``'s settings; without
-        them only ``game`` and ``players`` are known). See ``clients.sdk.convert.view_from_proto``."""
-        from clients.sdk.convert import view_from_proto  # the SDK imports this module
-
-        return view_from_proto(view, rules)
+        them only ``game`` and ``players`` are known)."""
+        d = wire.view_from_proto(view, legal=False)
+        return View.from_engine(d, rules if rules is not None else {"game": d["game"], "players": len(view.seats)})
 
     def to_dict(self) -> dict[str, Any]:
         """The engine-view-shaped dict this value was built from (``from_engine`` reads it back)."""
