@@ -8,13 +8,8 @@ import engine
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from wire.errors import Malformed
 
-_CARD_OF_TEXT: dict[str, int] = {engine.card_text(c): c for c in range(52)}
-
-
-def card_from_proto(text: str) -> int:
-    """The engine card of a card text (``"TD"``, also ``"10D"``, ``"td"``); else InvalidMoveError(INVALID_CARD)."""
-    c = _CARD_OF_TEXT.get(text)
-    return c if c is not None else engine.parse_card(text)
+#: The engine card of a card text (``"TD"``, also ``"10D"``, ``"td"``); else InvalidMoveError(INVALID_CARD).
+card_from_proto = engine.card_int
 
 
 def cards_from_proto(texts: Iterable[str]) -> int:
@@ -30,12 +25,7 @@ def cards_from_proto(texts: Iterable[str]) -> int:
 
 def cards_to_proto(mask: int) -> list[str]:
     """Card texts of a mask, in engine card order."""
-    out: list[str] = []
-    while mask:
-        low = mask & -mask
-        out.append(engine.card_text(low.bit_length() - 1))
-        mask ^= low
-    return out
+    return list(engine.card_texts(mask))
 
 
 def melds_from_proto(groups: Iterable[pb.Cards]) -> tuple[int, ...]:

@@ -54,6 +54,7 @@ def test_every_legal_move_and_every_view_reads_back_as_it_was(
 ) -> None:
     profile, players = config
     rules = engine.rules_from_profile(profile, players=players, max_hands=2, max_turns=40)
+    rules_dict = rules.to_dict()
     rng = random.Random(seed)
     state = engine.new_game(rules, seed.to_bytes(16, "big"))
     viewers = [*range(rules.players), engine.SPECTATOR, engine.REFEREE]
@@ -64,6 +65,8 @@ def test_every_legal_move_and_every_view_reads_back_as_it_was(
             # the server's encoding (with its caches) is the wire's, byte for byte
             ours, theirs = codec.view_to_proto(d), wire.view_to_proto(d)
             assert ours.SerializeToString(deterministic=True) == theirs.SerializeToString(deterministic=True)
+            if viewer >= 0 and not clocks:  # the typed view a bot receives: the same off the wire as off the engine
+                assert engine.View.from_proto(theirs, rules_dict) == engine.typed_view(state, viewer)
         if state.phase == "match_over":
             break
         legal = engine.legal_moves(state)
@@ -76,9 +79,12 @@ def test_moves_with_melds_and_declarations_read_back() -> None:
     c = engine.parse_card
     run = engine.mask_of([c("AS"), c("2S"), c("3S")])
     sevens = engine.mask_of([c("7H"), c("7D"), c("7C")])
-    for move in [engine.Knock(c("TD"), (run, sevens)), engine.Knock(c("TD"), ()), engine.BigGin((run, sevens)),
-                 engine.BigGin(), engine.Declare(), engine.Declare((run,), ((c("4S"), 0), (c("7S"), 1))),
-                 engine.Declare((), ()), engine.LayOff(c("KC"), 7), engine.MeldMove(sevens)]:  # fmt: skip
+    moves: list[engine.Move] = [
+        engine.Knock(c("TD"), (run, sevens)), engine.Knock(c("TD"), ()), engine.BigGin((run, sevens)),
+        engine.BigGin(), engine.Declare(), engine.Declare((run,), ((c("4S"), 0), (c("7S"), 1))),
+        engine.Declare((), ()), engine.LayOff(c("KC"), 7), engine.MeldMove(sevens),
+    ]  # fmt: skip
+    for move in moves:
         assert wire.move_from_proto(wire.move_to_proto(move)) == move
 
 
