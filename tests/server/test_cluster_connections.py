@@ -7,13 +7,14 @@ its own)."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
-import psutil
 import pytest
 
 from rummy_pb.rummy.v1 import game_pb2 as pb
@@ -43,9 +44,28 @@ def referee(redis_cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactor
         server.stop()
 
 
+def _local_ports(pid: int) -> set[int]:
+    """The local ports of the TCP sockets a process holds (Linux /proc: its socket inodes in the TCP tables)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:  # closed meanwhile
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    ports = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                ports.add(int(fields[1].rpartition(":")[2], 16))
+    return ports
+
+
 def _per_node(cluster: LocalCluster, pid: int) -> dict[int, int]:
     """The referee's connections to each node (by node port), as the nodes list their clients."""
-    own = {c.laddr.port for c in psutil.Process(pid).net_connections(kind="tcp") if c.raddr}
+    own = _local_ports(pid)
     counts: Counter[int] = Counter()
     for node in cluster.nodes:
         with node.client() as conn:
