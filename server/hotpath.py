@@ -30,7 +30,17 @@ from redis.crc import key_slot
 
 
 def resp(args: tuple[str | bytes | int, ...]) -> bytes:
-    """One command in the Redis protocol (RESP): redis-py's general packer is several times slower."""
+    """One command in the Redis protocol (RESP): redis-py's general packer is several times slower, and this one
+    is hiredis's (C: a commit's EVALSHA, 17 arguments, in less than half the time of ``_resp``, byte for byte the
+    same for str, bytes, int and float arguments)."""
+    try:
+        packed: bytes = hiredis.pack_command(args)  # type: ignore[arg-type]  # (its stub: a tuple of one argument)
+        return packed
+    except TypeError:  # an argument of another type (hiredis refuses it): as str() spells it
+        return _resp(args)
+
+
+def _resp(args: tuple[str | bytes | int, ...]) -> bytes:
     parts = [b"*%d\r\n" % len(args)]
     for arg in args:
         data = arg if isinstance(arg, bytes) else str(arg).encode()

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import hashlib
 import itertools
 import json
@@ -39,7 +40,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 import redis.exceptions as rexc
-from redis.asyncio.cluster import PipelineCommand, RedisCluster
+from redis.asyncio.cluster import ClusterPipeline, PipelineCommand, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.crc import key_slot
@@ -118,6 +119,11 @@ class _BoundedPool(aioredis.BlockingConnectionPool):
             raise
 
 
+#: True while redis-py runs one of its own commands or pipelines (``FailoverCluster``): an ``aclose`` from there is
+#: its reaction to a failure, not the store closing.
+_IN_COMMAND: contextvars.ContextVar[bool] = contextvars.ContextVar("rummy_cluster_in_command", default=False)
+
+
 class FailoverCluster(RedisCluster):
     """redis-py's cluster client, but a failover on one shard does not stall the others. redis-py rebuilds its slot
     map (CLUSTER SLOTS, then COMMAND) after any lost connection, and every command of every shard waits for that
@@ -125,15 +131,70 @@ class FailoverCluster(RedisCluster):
     awaited: a later rebuild runs in the background, one at a time, at most every ``REFRESH_S`` (a rebuild makes
     every connection reconnect), shielded from the callers' timeouts, the command table kept; meanwhile commands
     use the map they have (those of a dead master fail fast, the others go on), and the new map serves them once
-    it is made."""
+    it is made. Where redis-py would close every connection of every node (a CLUSTERDOWN or uncovered-slot reply,
+    a pipeline that lost a node, many MOVED), failing the healthy shards' commands in flight with them, only the
+    map is rebuilt. And at most ``node_max_connections`` commands run on one node at once (redis-py's pools grow
+    to the commands in flight): the others wait up to ``pool_timeout_s`` for one to end, then StoreBusy."""
 
     REFRESH_S = 0.5
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        node_max_connections: int = POOL_MAX_CONNECTIONS,
+        pool_timeout_s: float = POOL_TIMEOUT_S,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._mapped = False
         self._refresher: asyncio.Future[None] | None = None
         self._refreshed_at = 0.0
+        # redis-py's node pools grow to the commands in flight (its max_connections refuses, never waits): at most
+        # node_max_connections commands at once per node, the others waiting up to pool_timeout_s (then StoreBusy)
+        self.node_max_connections = node_max_connections
+        self.pool_timeout_s = pool_timeout_s
+        self._gates: dict[str, asyncio.Semaphore] = {}
+
+    async def aclose(self) -> None:
+        if _IN_COMMAND.get():
+            # redis-py's answer to CLUSTERDOWN, an uncovered slot or a pipeline's lost node is to close every
+            # connection of every node, failing the other shards' commands in flight: a new slot map instead
+            self._initialize = True
+            self.refresh_soon()
+            return
+        await super().aclose()
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
+        if shard_hint:
+            return super().pipeline(transaction, shard_hint)  # (refused by redis-py)
+        return _Pipeline(self, transaction)  # type: ignore[abstract]  # (as redis-py's own: ClusterPipeline)
+
+    async def _execute_command(self, target_node: Any, *args: Any, **kwargs: Any) -> Any:
+        # one command on one node (redis-py's retries and redirections around it): one connection of its pool
+        in_command = _IN_COMMAND.set(True)
+        try:
+            return await self._gated(target_node, *args, **kwargs)
+        finally:
+            _IN_COMMAND.reset(in_command)
+
+    async def _gated(self, target_node: Any, *args: Any, **kwargs: Any) -> Any:
+        gate = self._gates.get(target_node.name)
+        if gate is None:
+            gate = self._gates[target_node.name] = asyncio.Semaphore(self.node_max_connections)
+        if gate.locked():
+            try:
+                async with asyncio.timeout(self.pool_timeout_s):
+                    await gate.acquire()
+            except TimeoutError as exc:
+                raise PoolExhausted(
+                    f"all {self.node_max_connections} connections to {target_node.name} busy for {self.pool_timeout_s}s"
+                ) from exc
+        else:
+            await gate.acquire()
+        try:
+            return await super()._execute_command(target_node, *args, **kwargs)
+        finally:
+            gate.release()
 
     async def initialize(
         self, additional_startup_nodes_info: Any = None, last_failed_node_name: str | None = None
@@ -163,6 +224,17 @@ class FailoverCluster(RedisCluster):
             self._initialize = False
         except (rexc.RedisError, OSError, TimeoutError):  # no node answered: the next failure asks again
             pass
+
+
+class _Pipeline(ClusterPipeline):
+    """A FailoverCluster's pipeline: its retry after a lost node refreshes the slot map, closing nothing."""
+
+    async def execute(self, *args: Any, **kwargs: Any) -> Any:
+        in_command = _IN_COMMAND.set(True)
+        try:
+            return await super().execute(*args, **kwargs)
+        finally:
+            _IN_COMMAND.reset(in_command)
 
 
 async def refresh_slot_map(client: RedisClient, timeout_s: float = 2.0) -> None:
@@ -197,7 +269,9 @@ def connect(
     # Few, quick retries: a Redis that is down must become UNAVAILABLE in well under a second, not after 10 tries.
     retry = Retry(ExponentialBackoff(cap=0.05, base=0.01), 2)
     if cluster:
-        return FailoverCluster.from_url(url, socket_timeout=None, socket_connect_timeout=2.0, retry=retry)
+        return FailoverCluster.from_url(url, socket_timeout=None, socket_connect_timeout=2.0, retry=retry,
+                                        node_max_connections=max_connections,
+                                        pool_timeout_s=pool_timeout_s)  # fmt: skip
     pool = _BoundedPool.from_url(url, max_connections=max_connections, timeout=pool_timeout_s, socket_timeout=None,
                                  socket_connect_timeout=2.0, retry=retry)  # fmt: skip
     return aioredis.Redis.from_pool(pool)

@@ -101,12 +101,27 @@ def _misread(message: Message) -> bool:
 _WRONG_WIRE_TYPE = ValueError("a field with a wire type not its own")
 
 
+def _plain(message: Message, data: bytes) -> bool:
+    """True when ``data`` is exactly the canonical encoding of ``message`` without unknown fields (what every
+    client sends): then no field came with a wire type not its own. Unknown fields are dropped first (a message
+    that had some never equals ``data`` again), so a False costs ``_misread`` on a fresh parse. One C call each
+    way, where ``_misread``'s walk (ListFields at every level) costs tens of microseconds a request."""
+    try:
+        message.DiscardUnknownFields()
+        return message.SerializeToString() == data
+    except Exception:  # (never seen) the slow check decides
+        return False
+
+
 def _decoder(message_class: Any, method: str) -> Callable[[bytes], Any]:
     parse = message_class.FromString
 
     def decode(data: bytes) -> Any:
         try:
             message = parse(data)
+            if _plain(message, data):
+                return message
+            message = parse(data)  # with its unknown fields again
             if not _misread(message):
                 return message
             exc: Exception = _WRONG_WIRE_TYPE

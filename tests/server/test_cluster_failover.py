@@ -2,8 +2,9 @@
 serve` processes: its replica is promoted, the referees follow the new slot map, play resumes. Measured and
 printed: the acknowledged moves lost (answered OK, then missing from the game), without and with
 ``--wait-replicas 1`` (Redis WAIT: then none may be lost); the games of the healthy shards keep moving (their
-longest pause) and their watch streams stay open; the streams of the failed shard resume without loss; health
-names the failed shard NOT_SERVING while the referee itself stays SERVING, and all is SERVING again after."""
+longest pause), none of their moves is answered UNAVAILABLE, and their watch streams stay open; the streams of
+the failed shard resume without loss; health names the failed shard NOT_SERVING while the referee itself stays
+SERVING, and all is SERVING again after."""
 
 from __future__ import annotations
 
@@ -311,6 +312,8 @@ def _failover_round(cluster: LocalCluster, tmp_path: Path, wait_args: list[str],
     # isolation: the healthy shards' games kept moving, their streams stayed open
     assert figures["healthy_longest_pause_s"] < HEALTHY_STALL_BOUND_S, figures
     assert figures["healthy_stream_errors"] == 0, [w.errors for w in watchers if w.shard != victim.port]
+    # and none of their moves was refused for the other shard's failure (store.FailoverCluster closes nothing)
+    assert figures["healthy_unavailable"] == 0, [u for p in healthy for u in p.unavailable]
     # once healthy, no stream ends again
     assert all(t < healthy_at + 1.0 for w in watchers for t, _ in w.errors), [w.errors for w in watchers]
     return figures
