@@ -9,7 +9,7 @@ from engine.deal import Deal, seeded_deal, shuffled, validate_deal
 from engine.errors import IllegalMoveError, InvalidDealError
 from engine.options import GIN, Rules
 from engine.scoring import match_is_over, match_result, next_dealer, record_hand_win
-from engine.state import DRAW, MATCH_OVER, TAKE_OR_PASS, Event, GameState, new_event
+from engine.state import DRAW, MATCH_OVER, TAKE_OR_PASS, Event, GameState, Phase, new_event
 
 _TEXT = CARD_TEXTS.__getitem__  # card_text without a Python call per card
 
@@ -167,7 +167,7 @@ def next_turn(s: GameState, events: list[Event]) -> None:
                         {"stock": [card_text(c) for c in s.stock]}, None))
 
 
-def draw_stock(s: GameState, events: list[Event], next_phase: str) -> None:
+def draw_stock(s: GameState, events: list[Event], next_phase: Phase) -> None:
     """The seat to act draws the top of the stock."""
     if not s.stock:
         raise IllegalMoveError("STOCK_EMPTY", "the stock is empty")
@@ -181,7 +181,7 @@ def draw_stock(s: GameState, events: list[Event], next_phase: str) -> None:
                                     {"card": _TEXT(card)}, seat)))
 
 
-def draw_discard(s: GameState, events: list[Event], next_phase: str) -> None:
+def draw_discard(s: GameState, events: list[Event], next_phase: Phase) -> None:
     """The seat to act takes the top of the discard pile (everyone sees which card)."""
     if not s.discard:
         raise IllegalMoveError("DISCARD_EMPTY", "the discard pile is empty")

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from engine.deal import Deal
 from engine.errors import InvalidMoveError, excerpt
 from engine.options import Rules
-from engine.state import GameState, TableMeld
+from engine.state import PHASE_OF, GameState, TableMeld
 
 FORMAT_VERSION = 1
 
@@ -97,6 +97,7 @@ def state_from_parts(config: Config, progress: dict[str, Any]) -> GameState:
     s.rules, s.seed, s.presets = config
     for name in _PLAIN:
         setattr(s, name, progress[name])
+    s.phase = PHASE_OF[progress["phase"]]
     for name in _TUPLES:
         setattr(s, name, tuple(progress[name]))
     s.games = tuple(tuple(g) for g in progress["games"])

@@ -7,6 +7,7 @@ frozen records) and changes only the copy. Sets of cards are bitmasks; piles are
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -15,19 +16,37 @@ from engine.deal import Deal
 from engine.errors import InvariantError
 from engine.options import Rules
 
-# phases
-TAKE_OR_PASS = "take_or_pass"
-DRAW = "draw"
-DISCARD = "discard"  # Gin, after drawing: discard, knock or big gin
-PLAY = "play"  # Rummy, after drawing: meld, lay off, discard
-LAYOFF = "layoff"  # Gin defender after a knock
-LAST_CARD = "last_card"  # Gin fiftieth_card: take the last discard to knock, or pass
-MATCH_OVER = "match_over"
-PHASES = (TAKE_OR_PASS, DRAW, DISCARD, PLAY, LAYOFF, LAST_CARD, MATCH_OVER)
+
+class Phase(StrEnum):
+    """The phase of a match: what the seat to act may do. Its values are the text that stored states, views and
+    transcripts hold (a ``Phase`` equals its text)."""
+
+    TAKE_OR_PASS = "take_or_pass"  # Gin take_or_pass: take the first upcard, or pass
+    DRAW = "draw"
+    DISCARD = "discard"  # Gin, after drawing: discard, knock or big gin
+    PLAY = "play"  # Rummy, after drawing: meld, lay off, discard
+    LAYOFF = "layoff"  # Gin defender after a knock
+    LAST_CARD = "last_card"  # Gin fiftieth_card: take the last discard to knock, or pass
+    MATCH_OVER = "match_over"
+
+
+TAKE_OR_PASS, DRAW, DISCARD, PLAY = Phase.TAKE_OR_PASS, Phase.DRAW, Phase.DISCARD, Phase.PLAY
+LAYOFF, LAST_CARD, MATCH_OVER = Phase.LAYOFF, Phase.LAST_CARD, Phase.MATCH_OVER
+PHASES = tuple(Phase)
+#: a phase's text (as stored) -> the Phase (a dict lookup: cheaper than calling Phase)
+PHASE_OF: dict[str, Phase] = {p.value: p for p in Phase}
 
 #: viewer ids besides seat numbers
 SPECTATOR = -1
 REFEREE = -2
+
+
+class Role(StrEnum):
+    """Who a view is for: a seat, a spectator, or the referee (replays). Values as on the wire's JSON."""
+
+    SEAT = "seat"
+    SPECTATOR = "spectator"
+    REFEREE = "referee"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +157,7 @@ class GameState:
     presets: tuple[Deal, ...]
     hand_no: int
     dealer: int
-    phase: str
+    phase: Phase
     to_act: int
     hands: tuple[int, ...]
     stock: tuple[int, ...]

@@ -237,9 +237,7 @@ class RefereeConnect:
 
     async def _get_game(self, request: rpb.GetGameRequest, ctx: Ctx) -> rpb.GetGameResponse:
         got = await self.referee.get_game(request.game_id, _bearer(ctx, required=True))
-        return rpb.GetGameResponse(
-            view=codec.view_to_proto(got["view"]), settings=codec.settings_to_proto(got["settings"])
-        )
+        return codec.get_response_to_proto(got)
 
     async def submit_move(self, request: rpb.SubmitMoveRequest, ctx: Ctx, /) -> rpb.SubmitMoveResponse:
         try:  # the hot path: _guard written out, one coroutine fewer per move
