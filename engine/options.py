@@ -168,8 +168,10 @@ class Rules:
         return self.ace_value_high_low if self.ace_high_low else 1
 
     def to_dict(self) -> dict[str, Any]:
-        """Every option by name (the pinned option set)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """Every option by name (the pinned option set), as plain values: ``game`` as its text."""
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["game"] = self.game.value
+        return d
 
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> Rules:
