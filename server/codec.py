@@ -23,7 +23,16 @@ from server.clocks import TimeControl
 from server.delay import SpectatorDelay
 from server.errors import BadRequest, Unauthenticated
 from server.memo import Memo
-from server.model import CreatedGame, GameSnapshot, GameSpec, MoveOutcome, ReplayPage, ResignOutcome, SeatSpec
+from server.model import (
+    CreatedGame,
+    GameSnapshot,
+    GameSpec,
+    MoveOutcome,
+    ReplayPage,
+    ResignOutcome,
+    SeatSpec,
+    WatchUpdate,
+)
 
 _PHASES = {
     "take_or_pass": pb.PHASE_TAKE_OR_PASS, "draw": pb.PHASE_DRAW, "discard": pb.PHASE_DISCARD,
@@ -584,6 +593,14 @@ def create_response_to_proto(created: CreatedGame) -> rpb.CreateGameResponse:
         version=created.version,
         seed_commitment=created.settings["seed_commitment"],
     )
+
+
+def watch_response_to_proto(update: WatchUpdate) -> rpb.WatchGameResponse:
+    """One WatchGame message, from one of ``Referee.watch``'s updates (a snapshot or an event)."""
+    if update.snapshot is not None:
+        return rpb.WatchGameResponse(snapshot=view_to_proto(update.snapshot))
+    assert update.event is not None
+    return rpb.WatchGameResponse(event=event_to_proto(update.event))
 
 
 def get_response_to_proto(got: GameSnapshot) -> rpb.GetGameResponse:

@@ -197,10 +197,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
                 after = _version(request, "after_version")
                 index = request.after_index if request.HasField("after_index") else None
                 async for update in self.referee.watch(request.game_id, token, after, index):
-                    if "snapshot" in update:
-                        yield rpb.WatchGameResponse(snapshot=codec.view_to_proto(update["snapshot"]))
-                    else:
-                        yield rpb.WatchGameResponse(event=codec.event_to_proto(update["event"]))
+                    yield codec.watch_response_to_proto(update)
             except Exception as exc:
                 await _fail(context, exc)
 

@@ -91,6 +91,14 @@ class MoveOutcome:
     view: ViewData | None
 
 
+@dataclass(frozen=True, slots=True)
+class WatchUpdate:
+    """One item of a watch: the caller's view (first, unless the watch resumes) or else one event."""
+
+    snapshot: ViewData | None = None
+    event: EventData | None = None
+
+
 #: Resign's outcome: a resignation is committed (and answered) like a move
 ResignOutcome: TypeAlias = MoveOutcome
 

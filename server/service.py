@@ -59,7 +59,17 @@ from server.events import EventHub
 from server.expiry import GameGone
 from server.gamelog import encode_entry
 from server.memo import Memo
-from server.model import Caller, CreatedGame, GameSnapshot, GameSpec, MoveOutcome, ReplayPage, ResignOutcome, SeatSpec
+from server.model import (
+    Caller,
+    CreatedGame,
+    GameSnapshot,
+    GameSpec,
+    MoveOutcome,
+    ReplayPage,
+    ResignOutcome,
+    SeatSpec,
+    WatchUpdate,
+)
 from server.open_games import OpenGames, release_quietly
 from server.store import (
     IDEM_KEY,
@@ -682,10 +692,10 @@ class Referee:
 
     async def watch(
         self, game_id: str, token: str | None, after_version: int | None, after_index: int | None = None
-    ) -> AsyncIterator[dict[str, Any]]:
-        """{"snapshot": view} (unless resuming), then {"event": event} for every later event, as the caller may
-        see them; ends after the match_ended event. Resuming: every event after position (after_version,
-        after_index), or after the whole of after_version when after_index is None."""
+    ) -> AsyncIterator[WatchUpdate]:
+        """The caller's view (a snapshot; not when resuming), then every later event, as the caller may see them;
+        ends after the match_ended event. Resuming: every event after position (after_version, after_index), or
+        after the whole of after_version when after_index is None."""
         game = await self._load(game_id)
         caller = self.authorize(game, token)
         state = self._states.get(game)
@@ -697,7 +707,7 @@ class Referee:
         if after_version is None:
             if after_index is not None:
                 raise BadRequest("INVALID_POSITION", "after_index needs after_version")
-            yield {"snapshot": self._view(game, shown, version, caller.viewer, caller.role)}
+            yield WatchUpdate(snapshot=self._view(game, shown, version, caller.viewer, caller.role))
             after_version = version
         elif after_version > version:
             raise BadRequest("VERSION_AHEAD", f"the game is at version {version}, not {after_version} yet")
@@ -710,11 +720,11 @@ class Referee:
             try:
                 async for stored in feed:
                     event = self._event_for(stored, caller.viewer)
-                    yield {"event": event}
+                    yield WatchUpdate(event=event)
                     if event["kind"] == "match_ended":
                         return
             except GameGone as gone:  # its keys expired: a last event, and the stream ends (OK)
-                yield {"event": _gone_event(gone)}
+                yield WatchUpdate(event=_gone_event(gone))
 
     async def _rest(self, game_id: str, position: tuple[int, int]) -> AsyncGenerator[StoredEvent, None]:
         while page := await self.store.events_since(game_id, position, count=REPLAY_PAGE):
