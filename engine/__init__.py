@@ -4,6 +4,7 @@ Standard library only, deterministic: ``new_game(rules, seed)``, ``legal_moves(s
 ``apply(state, seat, move) -> (state, events)``, ``view(state, viewer)``.
 """
 
+from engine.analysis import Arrangement, HandAnalysis, KnockDiscard, analyze_hand, check_hand_size
 from engine.cards import (
     CARD_VALUE,
     card_text,
@@ -59,7 +60,7 @@ from engine.moves import (
     move_to_dict,
     parse_move,
 )
-from engine.options import OPTION_NAMES, PROFILES, Rules, find_profile, rules_from_profile
+from engine.options import GIN, OPTION_NAMES, PROFILES, RUMMY, GameKind, Rules, find_profile, rules_from_profile
 from engine.seat_view import KnockInfo, SeatClock, View, card_int, card_mask, card_texts, typed_view
 from engine.seat_view import TableMeld as ViewMeld
 from engine.serialize import (
@@ -73,20 +74,32 @@ from engine.serialize import (
     state_to_dict,
     state_to_json,
 )
-from engine.state import PHASES, REFEREE, SPECTATOR, Event, GameState, TableMeld, check_cards, event_for
+from engine.state import (
+    PHASES,
+    REFEREE,
+    SPECTATOR,
+    Event,
+    GameState,
+    Phase,
+    Role,
+    TableMeld,
+    check_cards,
+    event_for,
+)
 from engine.views import view
 
 __all__ = [
-    "CARD_VALUE", "OPTION_NAMES", "PHASES", "PROFILES", "REFEREE", "SPECTATOR", "BigGin", "Config", "Deal",
-    "Declaration", "Declare", "Discard", "Done", "DrawDiscard", "DrawStock", "Event", "FairnessError", "GameState",
-    "IllegalMoveError", "InvalidDealError", "InvalidMoveError", "InvalidOptionsError", "InvariantError", "Knock",
-    "KnockInfo", "LayOff", "LoseOnTime", "MeldMove", "Move", "Pass", "Resign", "RuleError", "Rules", "SeatClock",
-    "TableMeld", "Verified", "View", "ViewMeld", "all_melds", "apply", "arrangements", "best_arrangement",
-    "best_declaration", "card_int", "card_mask", "card_text", "card_texts", "cards_of", "check_cards",
-    "config_from_dict", "config_to_dict", "deal_from_order", "event_for", "excerpt", "extends", "find_profile",
-    "knock_discards", "legal_moves", "mask_of", "mask_text", "mask_value", "meld_kind", "meldable", "min_deadwood",
-    "min_deadwood11", "move_from_dict", "move_text", "move_to_dict", "new_game", "new_game_with_events", "parse_card",
-    "parse_cards", "parse_move", "progress_to_dict", "random_seed", "rules_from_profile", "seeded_deal",
-    "state_from_dict", "state_from_json", "state_from_parts", "state_to_dict", "state_to_json", "typed_view",
-    "validate_deal", "verify_deals", "view",
+    "CARD_VALUE", "GIN", "OPTION_NAMES", "PHASES", "PROFILES", "REFEREE", "RUMMY", "SPECTATOR", "Arrangement",
+    "BigGin", "Config", "Deal", "Declaration", "Declare", "Discard", "Done", "DrawDiscard", "DrawStock", "Event",
+    "FairnessError", "GameKind", "GameState", "HandAnalysis", "IllegalMoveError", "InvalidDealError",
+    "InvalidMoveError", "InvalidOptionsError", "InvariantError", "Knock", "KnockDiscard", "KnockInfo", "LayOff",
+    "LoseOnTime", "MeldMove", "Move", "Pass", "Phase", "Resign", "Role", "RuleError", "Rules", "SeatClock",
+    "TableMeld", "Verified", "View", "ViewMeld", "all_melds", "analyze_hand", "apply", "arrangements",
+    "best_arrangement", "best_declaration", "card_int", "card_mask", "card_text", "card_texts", "cards_of",
+    "check_cards", "check_hand_size", "config_from_dict", "config_to_dict", "deal_from_order", "event_for", "excerpt",
+    "extends", "find_profile", "knock_discards", "legal_moves", "mask_of", "mask_text", "mask_value", "meld_kind",
+    "meldable", "min_deadwood", "min_deadwood11", "move_from_dict", "move_text", "move_to_dict", "new_game",
+    "new_game_with_events", "parse_card", "parse_cards", "parse_move", "progress_to_dict", "random_seed",
+    "rules_from_profile", "seeded_deal", "state_from_dict", "state_from_json", "state_from_parts", "state_to_dict",
+    "state_to_json", "typed_view", "validate_deal", "verify_deals", "view",
 ]  # fmt: skip

@@ -1,4 +1,5 @@
-"""Hand flow shared by both games: new game, dealing a hand, ending a hand, passing the turn."""
+"""Hand flow shared by both games: new game, dealing a hand, ending a hand, passing the turn, and the table moves
+both games make (drawing, discarding, laying a card off onto a table meld)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,12 @@ from engine.deal import Deal, seeded_deal, shuffled, validate_deal
 from engine.errors import IllegalMoveError, InvalidDealError
 from engine.options import GIN, Rules
 from engine.scoring import match_is_over, match_result, next_dealer, record_hand_win
-from engine.state import DRAW, MATCH_OVER, TAKE_OR_PASS, Event, GameState, new_event
+from engine.state import DRAW, MATCH_OVER, TAKE_OR_PASS, Event, GameState, Phase, TableMeld, new_event
 
 _TEXT = CARD_TEXTS.__getitem__  # card_text without a Python call per card
 
 #: hand end reasons
 KNOCK, GIN_OUT, BIG_GIN, UNDERCUT, TIE = "knock", "gin", "big_gin", "undercut", "tie"
-#: flag in GameState.melds_this_turn: the seat to act melded or laid off this turn
-PLAYED_THIS_TURN = 0x80
 
 STOCK_END, TURN_CAP, WENT_OUT, NO_CARDS_LEFT, STALLED = "stock_end", "turn_cap", "went_out", "no_cards_left", "stalled"
 
@@ -71,6 +70,7 @@ def start_hand(s: GameState, events: list[Event]) -> None:
     s.knock_deadwood = 0
     s.played = 0
     s.melds_this_turn = 0
+    s.played_this_turn = False
     s.active_since_restock = False
     s.restocks = 0
     s.next_meld_id = 0
@@ -141,8 +141,9 @@ def hand_info(s: GameState, reason: str, winner: int | None, points: int, entere
 def next_turn(s: GameState, events: list[Event]) -> None:
     """After a discard: the next seat's turn begins (Rummy rebuilds the stock here when it is empty)."""
     r = s.rules
-    if s.melds_this_turn & PLAYED_THIS_TURN:
+    if s.played_this_turn:
         s.played |= 1 << s.to_act
+        s.played_this_turn = False
     s.melds_this_turn = 0
     s.to_act = (s.to_act + 1) % r.players
     s.taken = -1
@@ -167,7 +168,7 @@ def next_turn(s: GameState, events: list[Event]) -> None:
                         {"stock": [card_text(c) for c in s.stock]}, None))
 
 
-def draw_stock(s: GameState, events: list[Event], next_phase: str) -> None:
+def draw_stock(s: GameState, events: list[Event], next_phase: Phase) -> None:
     """The seat to act draws the top of the stock."""
     if not s.stock:
         raise IllegalMoveError("STOCK_EMPTY", "the stock is empty")
@@ -181,7 +182,7 @@ def draw_stock(s: GameState, events: list[Event], next_phase: str) -> None:
                                     {"card": _TEXT(card)}, seat)))
 
 
-def draw_discard(s: GameState, events: list[Event], next_phase: str) -> None:
+def draw_discard(s: GameState, events: list[Event], next_phase: Phase) -> None:
     """The seat to act takes the top of the discard pile (everyone sees which card)."""
     if not s.discard:
         raise IllegalMoveError("DISCARD_EMPTY", "the discard pile is empty")
@@ -217,6 +218,15 @@ def remove_from_hand(s: GameState, seat: int, cards: int) -> None:
     s.hands = replace_at(s.hands, seat, s.hands[seat] & ~cards)
     if s.known[seat] & cards:  # (most cards leave a hand unseen: the known cards stay as they are)
         s.known = replace_at(s.known, seat, s.known[seat] & ~cards)
+
+
+def lay_off_card(s: GameState, seat: int, card: int, target: TableMeld, events: list[Event]) -> None:
+    """Move a held card onto a table meld it extends (both checked by the caller: a Gin defender lays off onto
+    the knocker's melds, a Rummy player onto any meld in its turn)."""
+    new = TableMeld(target.id, target.owner, target.kind, target.cards | (1 << card), (*target.layoffs, (card, seat)))
+    s.melds = tuple(new if m.id == target.id else m for m in s.melds)
+    remove_from_hand(s, seat, 1 << card)
+    events.append(Event("laid_off", seat, {"card": card_text(card), "meld_id": target.id}))
 
 
 def put_discard(s: GameState, seat: int, card: int, events: list[Event]) -> None:

@@ -19,6 +19,7 @@ from engine.flow import (
     draw_discard,
     draw_stock,
     end_hand,
+    lay_off_card,
     next_turn,
     put_discard,
     remove_from_hand,
@@ -351,14 +352,6 @@ def _lay_off(s: GameState, seat: int, card: int, meld_id: int, events: list[Even
     if not extends(target.cards, card):
         raise IllegalMoveError("CANNOT_LAY_OFF", f"{card_text(card)} does not fit meld {meld_id}")
     lay_off_card(s, seat, card, target, events)
-
-
-def lay_off_card(s: GameState, seat: int, card: int, target: TableMeld, events: list[Event]) -> None:
-    """Move a checked card onto a table meld (shared with Rummy)."""
-    new = TableMeld(target.id, target.owner, target.kind, target.cards | (1 << card), (*target.layoffs, (card, seat)))
-    s.melds = tuple(new if m.id == target.id else m for m in s.melds)
-    remove_from_hand(s, seat, 1 << card)
-    events.append(Event("laid_off", seat, {"card": card_text(card), "meld_id": target.id}))
 
 
 def _declare(s: GameState, seat: int, move: Declare, events: list[Event]) -> None:

@@ -33,12 +33,20 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from enum import StrEnum
 from typing import Any
 
 from engine.errors import InvalidOptionsError, excerpt
 
-GIN = "gin"
-RUMMY = "rummy"
+
+class GameKind(StrEnum):
+    """The game a match plays (option ``game``); a GameKind equals its text, as stored and sent."""
+
+    GIN = "gin"
+    RUMMY = "rummy"
+
+
+GIN, RUMMY = GameKind.GIN, GameKind.RUMMY
 
 _GIN_ONLY = {
     "first_upcard_rule", "knock_limit", "gin_bonus", "big_gin_bonus", "undercut_bonus", "undercut_on_tie",
@@ -70,7 +78,7 @@ _NON_NEGATIVE: dict[str, int] = {
 class Rules:
     """The complete option set of one game; invalid combinations raise InvalidOptionsError naming the option."""
 
-    game: str = GIN
+    game: GameKind = GIN
     players: int = 2
     max_turns: int = 1000
     discard_taken_card_allowed: bool = False
@@ -103,7 +111,7 @@ class Rules:
         for f in fields(self):
             value: Any = getattr(self, f.name)
             want = bool if f.type in ("bool", bool) else int if f.type in ("int", int) else str
-            if type(value) is not want:
+            if type(value) is not want and not (want is str and isinstance(value, StrEnum)):
                 raise InvalidOptionsError(
                     "INVALID_OPTION", f"option {f.name} must be a {want.__name__}, got {excerpt(value)}"
                 )
@@ -115,6 +123,8 @@ class Rules:
             top = _NON_NEGATIVE.get(f.name)
             if top is not None and not 0 <= int(value) <= top:
                 raise InvalidOptionsError("INVALID_OPTION", f"option {f.name} must be 0..{top}, got {value}")
+        if type(self.game) is not GameKind:  # given as text (stored options, the wire): the enum from now on
+            object.__setattr__(self, "game", GameKind(self.game))
         if self.game == GIN and self.players != 2:
             raise InvalidOptionsError(
                 "INVALID_OPTION", f"option players: Gin Rummy is for 2 players, got {self.players}"
@@ -158,8 +168,10 @@ class Rules:
         return self.ace_value_high_low if self.ace_high_low else 1
 
     def to_dict(self) -> dict[str, Any]:
-        """Every option by name (the pinned option set)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """Every option by name (the pinned option set), as plain values: ``game`` as its text."""
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["game"] = self.game.value
+        return d
 
     @staticmethod
     def from_dict(d: Mapping[str, Any]) -> Rules:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from engine.cards import card_text, cards_of, mask_text, mask_value
 from engine.errors import IllegalMoveError
 from engine.flow import (
-    PLAYED_THIS_TURN,
     TURN_CAP,
     WENT_OUT,
     check_discard,
@@ -13,11 +12,11 @@ from engine.flow import (
     draw_discard,
     draw_stock,
     end_hand,
+    lay_off_card,
     next_turn,
     put_discard,
     remove_from_hand,
 )
-from engine.gin import lay_off_card
 from engine.melds import all_melds, extends, meld_kind, meldable
 from engine.moves import DISCARDS, DRAW_DISCARD, DRAW_STOCK, Discard, DrawDiscard, DrawStock, LayOff, MeldMove, Move
 from engine.state import DRAW, PLAY, Event, GameState, TableMeld
@@ -34,7 +33,7 @@ def legal_moves(s: GameState) -> list[Move]:
     r = s.rules
     forbidden = -1 if r.discard_taken_card_allowed else s.taken
     moves: list[Move] = [DISCARDS[c] for c in cards_of(hand) if c != forbidden]
-    if not r.max_melds_per_turn or (s.melds_this_turn & 0x7F) < r.max_melds_per_turn:
+    if not r.max_melds_per_turn or s.melds_this_turn < r.max_melds_per_turn:
         m = meldable(hand, r.ace_high_low)
         for x in all_melds(r.ace_high_low):
             if x & m == x and _leaves_ok(s, hand & ~x):
@@ -101,13 +100,14 @@ def _meld(s: GameState, seat: int, cards: int, events: list[Event]) -> None:
     kind = meld_kind(cards, r.ace_high_low)
     if kind is None:
         raise IllegalMoveError("INVALID_MELD", f"not a set or run: {mask_text(cards)}")
-    if r.max_melds_per_turn and (s.melds_this_turn & 0x7F) >= r.max_melds_per_turn:
+    if r.max_melds_per_turn and s.melds_this_turn >= r.max_melds_per_turn:
         raise IllegalMoveError("MELD_LIMIT_REACHED", f"at most {r.max_melds_per_turn} new melds per turn")
     _check_leaves(s, s.hands[seat] & ~cards)
     s.melds = (*s.melds, TableMeld(s.next_meld_id, seat, kind, cards))
     s.next_meld_id += 1
     remove_from_hand(s, seat, cards)
-    s.melds_this_turn = (s.melds_this_turn + 1) | PLAYED_THIS_TURN
+    s.melds_this_turn += 1
+    s.played_this_turn = True
     s.active_since_restock = True
     events.append(Event("melded", seat, {"meld": s.melds[-1].to_dict(), "meld_id": s.melds[-1].id}))
     if not s.hands[seat]:
@@ -126,7 +126,7 @@ def _lay_off(s: GameState, seat: int, card: int, meld_id: int, events: list[Even
         raise IllegalMoveError("CANNOT_LAY_OFF", f"{card_text(card)} does not fit meld {meld_id}")
     _check_leaves(s, s.hands[seat] & ~(1 << card))
     lay_off_card(s, seat, card, target, events)
-    s.melds_this_turn |= PLAYED_THIS_TURN
+    s.played_this_turn = True
     s.active_since_restock = True
     if not s.hands[seat]:
         _go_out(s, seat, events)

@@ -12,16 +12,20 @@ from typing import Any, NamedTuple
 from engine.deal import Deal
 from engine.errors import InvalidMoveError, excerpt
 from engine.options import Rules
-from engine.state import GameState, TableMeld
+from engine.state import PHASE_OF, GameState, TableMeld
 
 FORMAT_VERSION = 1
 
+# stored as they are (phase: its text), and stored as arrays (read back as tuples)
 _PLAIN = (
-    "hand_no", "dealer", "phase", "to_act", "taken", "turns", "passes", "must_knock", "upcard", "knock_limit",
-    "knocker", "knock_deadwood", "played", "melds_this_turn", "active_since_restock", "restocks", "next_meld_id",
-    "hands_played", "last_hand", "result",
+    "hand_no", "dealer", "to_act", "taken", "turns", "passes", "must_knock", "upcard", "knock_limit", "knocker",
+    "knock_deadwood", "played", "active_since_restock", "restocks", "next_meld_id", "hands_played", "last_hand",
+    "result",
 )  # fmt: skip
 _TUPLES = ("hands", "stock", "discard", "known", "scores", "boxes", "games_ended")
+#: The stored "melds_this_turn" packs two fields of the state (format 1, unchanged): the count of new melds, and
+#: in this bit whether the seat to act melded or laid off this turn (``played_this_turn``).
+_PLAYED_THIS_TURN = 0x80
 
 # Every state of a game shares its Rules object, and a game's rules never change: convert them once, not on every
 # (de)serialization of a state (that was a third of the cost of state_to_dict).
@@ -55,21 +59,42 @@ def config_to_dict(s: GameState) -> dict[str, Any]:
 
 
 def progress_to_dict(s: GameState) -> dict[str, Any]:
-    """Everything else of the state (contains every secret: storage only). Tuples stand for JSON arrays."""
-    raise NotImplementedError  # replaced below by a generated, unrolled version (every move stores one)
-
-
-def _unrolled_progress_to_dict() -> Any:
-    fields = ", ".join(f'"{n}": s.{n}' for n in (*_PLAIN, *_TUPLES, "games", "game_boxes"))
-    melds = '"melds": [(m.id, m.owner, m.kind, m.cards, m.layoffs) for m in s.melds]'
-    namespace: dict[str, Any] = {}
-    exec(f"def progress_to_dict(s):\n    return {{'v': {FORMAT_VERSION}, {fields}, {melds}}}", namespace)
-    function = namespace["progress_to_dict"]
-    function.__doc__ = progress_to_dict.__doc__
-    return function
-
-
-progress_to_dict = _unrolled_progress_to_dict()  # noqa: F811
+    """Everything else of the state (contains every secret: storage only). Tuples stand for JSON arrays. Every
+    move stores one: the dict is written out in one literal (tests/engine/test_state_copy.py checks that it
+    holds every field)."""
+    return {
+        "v": FORMAT_VERSION,
+        "hand_no": s.hand_no,
+        "dealer": s.dealer,
+        "phase": s.phase,
+        "to_act": s.to_act,
+        "taken": s.taken,
+        "turns": s.turns,
+        "passes": s.passes,
+        "must_knock": s.must_knock,
+        "upcard": s.upcard,
+        "knock_limit": s.knock_limit,
+        "knocker": s.knocker,
+        "knock_deadwood": s.knock_deadwood,
+        "played": s.played,
+        "melds_this_turn": (s.melds_this_turn | _PLAYED_THIS_TURN) if s.played_this_turn else s.melds_this_turn,
+        "active_since_restock": s.active_since_restock,
+        "restocks": s.restocks,
+        "next_meld_id": s.next_meld_id,
+        "hands_played": s.hands_played,
+        "last_hand": s.last_hand,
+        "result": s.result,
+        "hands": s.hands,
+        "stock": s.stock,
+        "discard": s.discard,
+        "known": s.known,
+        "scores": s.scores,
+        "boxes": s.boxes,
+        "games_ended": s.games_ended,
+        "games": s.games,
+        "game_boxes": s.game_boxes,
+        "melds": [(m.id, m.owner, m.kind, m.cards, m.layoffs) for m in s.melds],
+    }
 
 
 class Config(NamedTuple):
@@ -97,6 +122,10 @@ def state_from_parts(config: Config, progress: dict[str, Any]) -> GameState:
     s.rules, s.seed, s.presets = config
     for name in _PLAIN:
         setattr(s, name, progress[name])
+    s.phase = PHASE_OF[progress["phase"]]
+    packed = progress["melds_this_turn"]
+    s.melds_this_turn = packed & ~_PLAYED_THIS_TURN
+    s.played_this_turn = bool(packed & _PLAYED_THIS_TURN)
     for name in _TUPLES:
         setattr(s, name, tuple(progress[name]))
     s.games = tuple(tuple(g) for g in progress["games"])

@@ -7,6 +7,7 @@ frozen records) and changes only the copy. Sets of cards are bitmasks; piles are
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -15,19 +16,37 @@ from engine.deal import Deal
 from engine.errors import InvariantError
 from engine.options import Rules
 
-# phases
-TAKE_OR_PASS = "take_or_pass"
-DRAW = "draw"
-DISCARD = "discard"  # Gin, after drawing: discard, knock or big gin
-PLAY = "play"  # Rummy, after drawing: meld, lay off, discard
-LAYOFF = "layoff"  # Gin defender after a knock
-LAST_CARD = "last_card"  # Gin fiftieth_card: take the last discard to knock, or pass
-MATCH_OVER = "match_over"
-PHASES = (TAKE_OR_PASS, DRAW, DISCARD, PLAY, LAYOFF, LAST_CARD, MATCH_OVER)
+
+class Phase(StrEnum):
+    """The phase of a match: what the seat to act may do. Its values are the text that stored states, views and
+    transcripts hold (a ``Phase`` equals its text)."""
+
+    TAKE_OR_PASS = "take_or_pass"  # Gin take_or_pass: take the first upcard, or pass
+    DRAW = "draw"
+    DISCARD = "discard"  # Gin, after drawing: discard, knock or big gin
+    PLAY = "play"  # Rummy, after drawing: meld, lay off, discard
+    LAYOFF = "layoff"  # Gin defender after a knock
+    LAST_CARD = "last_card"  # Gin fiftieth_card: take the last discard to knock, or pass
+    MATCH_OVER = "match_over"
+
+
+TAKE_OR_PASS, DRAW, DISCARD, PLAY = Phase.TAKE_OR_PASS, Phase.DRAW, Phase.DISCARD, Phase.PLAY
+LAYOFF, LAST_CARD, MATCH_OVER = Phase.LAYOFF, Phase.LAST_CARD, Phase.MATCH_OVER
+PHASES = tuple(Phase)
+#: a phase's text (as stored) -> the Phase (a dict lookup: cheaper than calling Phase)
+PHASE_OF: dict[str, Phase] = {p.value: p for p in Phase}
 
 #: viewer ids besides seat numbers
 SPECTATOR = -1
 REFEREE = -2
+
+
+class Role(StrEnum):
+    """Who a view is for: a seat, a spectator, or the referee (replays). Values as on the wire's JSON."""
+
+    SEAT = "seat"
+    SPECTATOR = "spectator"
+    REFEREE = "referee"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +139,7 @@ class GameState:
         "passes",
         "phase",
         "played",
+        "played_this_turn",
         "presets",
         "restocks",
         "result",
@@ -138,7 +158,7 @@ class GameState:
     presets: tuple[Deal, ...]
     hand_no: int
     dealer: int
-    phase: str
+    phase: Phase
     to_act: int
     hands: tuple[int, ...]
     stock: tuple[int, ...]
@@ -154,7 +174,8 @@ class GameState:
     knocker: int
     knock_deadwood: int
     played: int  # Rummy: mask of seats that melded or laid off in an earlier turn of this hand
-    melds_this_turn: int  # Rummy: new melds this turn; bit 7 set once the seat melded/laid off this turn
+    melds_this_turn: int  # Rummy: new melds made by the seat to act this turn (for max_melds_per_turn)
+    played_this_turn: bool  # Rummy: the seat to act melded or laid off this turn (it goes into ``played``)
     active_since_restock: bool
     restocks: int
     next_meld_id: int
@@ -168,8 +189,44 @@ class GameState:
     result: dict[str, Any] | None
 
     def copy(self) -> GameState:
-        """A shallow copy (all fields are immutable values)."""
-        raise NotImplementedError  # replaced below by a generated, unrolled version (hot path)
+        """A shallow copy (all fields are immutable values). Every move makes one, so it is one assignment per slot
+        written out, not a loop over ``__slots__`` (tests/engine/test_state_copy.py checks that none is missed)."""
+        new = GameState.__new__(GameState)
+        new.active_since_restock = self.active_since_restock
+        new.boxes = self.boxes
+        new.dealer = self.dealer
+        new.discard = self.discard
+        new.game_boxes = self.game_boxes
+        new.games = self.games
+        new.games_ended = self.games_ended
+        new.hand_no = self.hand_no
+        new.hands = self.hands
+        new.hands_played = self.hands_played
+        new.knock_deadwood = self.knock_deadwood
+        new.knock_limit = self.knock_limit
+        new.knocker = self.knocker
+        new.known = self.known
+        new.last_hand = self.last_hand
+        new.melds = self.melds
+        new.melds_this_turn = self.melds_this_turn
+        new.must_knock = self.must_knock
+        new.next_meld_id = self.next_meld_id
+        new.passes = self.passes
+        new.phase = self.phase
+        new.played = self.played
+        new.played_this_turn = self.played_this_turn
+        new.presets = self.presets
+        new.restocks = self.restocks
+        new.result = self.result
+        new.rules = self.rules
+        new.scores = self.scores
+        new.seed = self.seed
+        new.stock = self.stock
+        new.taken = self.taken
+        new.to_act = self.to_act
+        new.turns = self.turns
+        new.upcard = self.upcard
+        return new
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GameState):
@@ -180,16 +237,6 @@ class GameState:
 
     def __repr__(self) -> str:
         return f"GameState(hand {self.hand_no}, phase {self.phase}, to_act {self.to_act}, scores {self.scores})"
-
-
-def _unrolled_copy() -> Any:
-    body = "\n".join(f"    new.{n} = self.{n}" for n in GameState.__slots__)
-    namespace: dict[str, Any] = {"GameState": GameState}
-    exec(f"def copy(self):\n    new = GameState.__new__(GameState)\n{body}\n    return new", namespace)
-    return namespace["copy"]
-
-
-GameState.copy = _unrolled_copy()  # type: ignore[method-assign]
 
 
 _BIT: tuple[int, ...] = tuple(1 << c for c in range(52))

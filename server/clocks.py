@@ -30,7 +30,7 @@ import logging
 import random
 import time
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -476,7 +476,7 @@ class TimeoutFirer:
         return True  # (or a conflict: the game moved on, look again)
 
 
-def fired_lateness(events: list[Mapping[str, Any]], deadline: int) -> float | None:
+def fired_lateness(events: Iterable[Mapping[str, Any]], deadline: int) -> float | None:
     """Seconds between a timeout's deadline and its commit, from the commit's clock_stopped event (as a viewer
     sees it)."""
     for e in events:

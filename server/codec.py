@@ -24,7 +24,16 @@ from server.clocks import TimeControl
 from server.delay import SpectatorDelay
 from server.errors import BadRequest, Unauthenticated
 from server.memo import Memo
-from server.model import GameSpec, SeatSpec
+from server.model import (
+    CreatedGame,
+    GameSnapshot,
+    GameSpec,
+    MoveOutcome,
+    ReplayPage,
+    ResignOutcome,
+    SeatSpec,
+    WatchUpdate,
+)
 from wire import events
 
 # the names other modules and tests know the wire's functions by
@@ -193,60 +202,78 @@ def _fill_view(view: pb.GameView, v: Mapping[str, Any]) -> None:
     wire.fill_view(view, v, _hand_result, _legal_move_bytes)
 
 
-def move_response_to_proto(r: Mapping[str, Any]) -> rpb.SubmitMoveResponse:
-    """SubmitMoveResponse from the service's move result dict (version, events, view)."""
+def move_response_to_proto(r: MoveOutcome) -> rpb.SubmitMoveResponse:
+    """SubmitMoveResponse from the service's move outcome (version, events, view)."""
     response = rpb.SubmitMoveResponse()
-    response.version = r["version"]
+    response.version = r.version
     add = response.events.add
-    for e in r["events"]:
+    for e in r.events:
         _fill_event(add(), e)
-    _fill_view(response.view, r["view"])
+    if r.view is not None:  # (always, for a move answered to its seat)
+        _fill_view(response.view, r.view)
     return response
 
 
-def analysis_to_proto(a: Mapping[str, Any]) -> rpb.AnalyzeHandResponse:
-    """AnalyzeHandResponse from the service's analysis dict."""
+def analysis_to_proto(a: engine.HandAnalysis) -> rpb.AnalyzeHandResponse:
+    """AnalyzeHandResponse from the engine's hand analysis (``Referee.analyze``)."""
+    text = engine.card_text
     return rpb.AnalyzeHandResponse(
-        min_deadwood=a["min_deadwood"],
+        min_deadwood=a.min_deadwood,
         arrangements=[
-            rpb.Arrangement(melds=[pb.Cards(cards=m) for m in x["melds"]], deadwood_cards=x["deadwood_cards"])
-            for x in a["arrangements"]
+            rpb.Arrangement(
+                melds=[pb.Cards(cards=[text(c) for c in engine.cards_of(m)]) for m in x.melds],
+                deadwood_cards=[text(c) for c in engine.cards_of(x.deadwood_cards)],
+            )
+            for x in a.arrangements
         ],
-        arrangements_truncated=a["truncated"],
-        knock_discards=[rpb.KnockDiscard(card=k["card"], deadwood=k["deadwood"]) for k in a["knock_discards"]],
+        arrangements_truncated=a.truncated,
+        knock_discards=[rpb.KnockDiscard(card=text(k.card), deadwood=k.deadwood) for k in a.knock_discards],
     )
 
 
 # ------------------------------------------------------------------------------ envelopes (both transports)
 
 
-def create_response_to_proto(created: Mapping[str, Any]) -> rpb.CreateGameResponse:
-    """CreateGame's answer, from ``Referee.create_game``'s result (the gRPC and HTTP transports alike)."""
+def create_response_to_proto(created: CreatedGame) -> rpb.CreateGameResponse:
+    """CreateGame's answer, from ``Referee.create_game``'s outcome (the gRPC and HTTP transports alike)."""
     return rpb.CreateGameResponse(
-        game_id=created["game_id"],
-        seat_tokens=[rpb.SeatToken(seat=s, token=t) for s, t in sorted(created["tokens"].items())],
-        spectator_token=created["spectator_token"],
-        settings=settings_to_proto(created["settings"]),
-        version=created["version"],
-        seed_commitment=created["settings"]["seed_commitment"],
+        game_id=created.game_id,
+        seat_tokens=[rpb.SeatToken(seat=s, token=t) for s, t in sorted(created.tokens.items())],
+        spectator_token=created.spectator_token,
+        settings=settings_to_proto(created.settings),
+        version=created.version,
+        seed_commitment=created.settings["seed_commitment"],
     )
 
 
-def replay_response_to_proto(replay: Mapping[str, Any]) -> rpb.GetReplayResponse:
-    """GetReplay's answer, from ``Referee.replay``'s result."""
+def watch_response_to_proto(update: WatchUpdate) -> rpb.WatchGameResponse:
+    """One WatchGame message, from one of ``Referee.watch``'s updates (a snapshot or an event)."""
+    if update.snapshot is not None:
+        return rpb.WatchGameResponse(snapshot=view_to_proto(update.snapshot))
+    assert update.event is not None
+    return rpb.WatchGameResponse(event=event_to_proto(update.event))
+
+
+def get_response_to_proto(got: GameSnapshot) -> rpb.GetGameResponse:
+    """GetGame's answer, from ``Referee.get_game``'s outcome."""
+    return rpb.GetGameResponse(view=view_to_proto(got.view), settings=settings_to_proto(got.settings))
+
+
+def replay_response_to_proto(replay: ReplayPage) -> rpb.GetReplayResponse:
+    """GetReplay's answer, from ``Referee.replay``'s outcome."""
     response = rpb.GetReplayResponse(
-        settings=settings_to_proto(replay["settings"]),
-        initial=view_to_proto(replay["initial"]),
-        events=[event_to_proto(e) for e in replay["events"]],
-        current=view_to_proto(replay["current"]),
+        settings=settings_to_proto(replay.settings),
+        initial=view_to_proto(replay.initial),
+        events=[event_to_proto(e) for e in replay.events],
+        current=view_to_proto(replay.current),
     )
-    if replay["next_after_version"] is not None:
-        response.next_after_version = replay["next_after_version"]
+    if replay.next_after_version is not None:
+        response.next_after_version = replay.next_after_version
     return response
 
 
-def resign_response_to_proto(result: Mapping[str, Any]) -> rpb.ResignResponse:
-    """Resign's answer, from ``Referee.resign``'s result (a move's answer)."""
+def resign_response_to_proto(result: ResignOutcome) -> rpb.ResignResponse:
+    """Resign's answer, from ``Referee.resign``'s outcome (a move's)."""
     moved = move_response_to_proto(result)
     return rpb.ResignResponse(version=moved.version, events=moved.events, view=moved.view)
 

@@ -237,9 +237,7 @@ class RefereeConnect:
 
     async def _get_game(self, request: rpb.GetGameRequest, ctx: Ctx) -> rpb.GetGameResponse:
         got = await self.referee.get_game(request.game_id, _bearer(ctx, required=True))
-        return rpb.GetGameResponse(
-            view=codec.view_to_proto(got["view"]), settings=codec.settings_to_proto(got["settings"])
-        )
+        return codec.get_response_to_proto(got)
 
     async def submit_move(self, request: rpb.SubmitMoveRequest, ctx: Ctx, /) -> rpb.SubmitMoveResponse:
         try:  # the hot path: _guard written out, one coroutine fewer per move
@@ -288,10 +286,7 @@ class RefereeConnect:
                 after = _version(request, "after_version")
                 index = request.after_index if request.HasField("after_index") else None
                 async for update in self.referee.watch(request.game_id, token, after, index):
-                    if "snapshot" in update:
-                        yield rpb.WatchGameResponse(snapshot=codec.view_to_proto(update["snapshot"]))
-                    else:
-                        yield rpb.WatchGameResponse(event=codec.event_to_proto(update["event"]))
+                    yield codec.watch_response_to_proto(update)
             except Exception as exc:
                 raise connect_error(exc) from None
 

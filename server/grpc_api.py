@@ -136,9 +136,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
 
     async def _get_game(self, request: rpb.GetGameRequest, context: Context) -> rpb.GetGameResponse:
         got = await self.referee.get_game(request.game_id, _bearer(context, required=True))
-        return rpb.GetGameResponse(
-            view=codec.view_to_proto(got["view"]), settings=codec.settings_to_proto(got["settings"])
-        )
+        return codec.get_response_to_proto(got)
 
     async def SubmitMove(self, request: rpb.SubmitMoveRequest, context: Context) -> rpb.SubmitMoveResponse:
         # The hot path: _guard's try/except written out, one coroutine fewer per move.
@@ -199,10 +197,7 @@ class RefereeServicer(referee_pb2_grpc.RefereeServiceServicer):
                 after = _version(request, "after_version")
                 index = request.after_index if request.HasField("after_index") else None
                 async for update in self.referee.watch(request.game_id, token, after, index):
-                    if "snapshot" in update:
-                        yield rpb.WatchGameResponse(snapshot=codec.view_to_proto(update["snapshot"]))
-                    else:
-                        yield rpb.WatchGameResponse(event=codec.event_to_proto(update["event"]))
+                    yield codec.watch_response_to_proto(update)
             except Exception as exc:
                 await _fail(context, exc)
 

@@ -1,9 +1,11 @@
-"""Plain request types of the application service (built from protobuf by ``server.codec``)."""
+"""Plain request and outcome types of the application service: requests are built from protobuf by
+``server.codec``, outcomes (what ``server.service.Referee`` answers) are read by its ``*_response_to_proto``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import engine
 from server.delay import NO_DELAY, SpectatorDelay
@@ -38,10 +40,76 @@ class GameSpec:
 class Caller:
     """Who a token says the caller is: a seat of the game, or its spectator."""
 
-    role: str  # "seat" or "spectator"
+    role: engine.Role  # SEAT or SPECTATOR
     seat: int = -1
 
     @property
     def viewer(self) -> int:
         """The engine viewer id: the seat, or engine.SPECTATOR."""
-        return self.seat if self.role == "seat" else engine.SPECTATOR
+        return self.seat if self.role == engine.Role.SEAT else engine.SPECTATOR
+
+
+# ------------------------------------------------------------------------------------------------ outcomes
+# Views are ``engine.view`` dicts plus the service's fields (game_id, version, role, seats, legal_moves, clocks);
+# events are ``engine.event_for`` dicts plus version and index; settings as ``Referee._settings`` builds them.
+
+#: a viewer's view of a game, as the service builds it
+ViewData: TypeAlias = Mapping[str, Any]
+#: an event as one viewer may see it, with its version and index
+EventData: TypeAlias = Mapping[str, Any]
+#: a game's settings (profile, options, seats, seed commitment, ...)
+SettingsData: TypeAlias = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedGame:
+    """CreateGame's outcome: the new game's id, the tokens of its seats (seat -> token; not of open seats nor of
+    house bots' seats), the spectator token ("" when spectators are not allowed), its settings and version."""
+
+    game_id: str
+    tokens: Mapping[int, str]
+    spectator_token: str
+    settings: SettingsData
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameSnapshot:
+    """GetGame's outcome: the caller's view and the game's settings."""
+
+    view: ViewData
+    settings: SettingsData
+
+
+@dataclass(frozen=True, slots=True)
+class MoveOutcome:
+    """A committed move's outcome: the version it made, its events as the mover sees them, and the mover's view
+    (None only for a timeout fired by the referee itself, which nobody is answered)."""
+
+    version: int
+    events: Sequence[EventData]
+    view: ViewData | None
+
+
+@dataclass(frozen=True, slots=True)
+class WatchUpdate:
+    """One item of a watch: the caller's view (first, unless the watch resumes) or else one event."""
+
+    snapshot: ViewData | None = None
+    event: EventData | None = None
+
+
+#: Resign's outcome: a resignation is committed (and answered) like a move
+ResignOutcome: TypeAlias = MoveOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayPage:
+    """GetReplay's outcome: the settings (with the seed and preset deals), the referee's views of version 0 and of
+    the current version, one page of events (whole versions), and where the next page begins (None: no more)."""
+
+    settings: SettingsData
+    initial: ViewData
+    events: Sequence[EventData]
+    current: ViewData
+    next_after_version: int | None

@@ -56,7 +56,17 @@ from server.errors import (
 from server.events import EventHub
 from server.expiry import GameGone
 from server.memo import Memo
-from server.model import Caller, GameSpec, SeatSpec
+from server.model import (
+    Caller,
+    CreatedGame,
+    GameSnapshot,
+    GameSpec,
+    MoveOutcome,
+    ReplayPage,
+    ResignOutcome,
+    SeatSpec,
+    WatchUpdate,
+)
 from server.open_games import OpenGames, release_quietly
 from server.ports import EventFeed, GameStorage, Position, StoredEvent, StoredGame
 from server.ports import after_version as position_after
@@ -74,8 +84,8 @@ REPLAY_PAGE_MAX = 2000
 REPLAY_SLACK = 64  # fetched beyond a page, to see where its last version ends
 REPLAY_PAGE_BYTES = 128 * 1024  # stays well inside the 256 KiB message limit
 MAX_SEATS = 6
-_SEATS = tuple(Caller("seat", seat) for seat in range(MAX_SEATS))  # Callers are frozen: one of each will do
-_SPECTATOR = Caller("spectator")
+_SEATS = tuple(Caller(engine.Role.SEAT, seat) for seat in range(MAX_SEATS))  # Callers are frozen: one of each will do
+_SPECTATOR = Caller(engine.Role.SPECTATOR)
 
 
 def token_hash(token: str) -> str:
@@ -222,14 +232,14 @@ class Referee:
         state: engine.GameState,
         version: int,
         viewer: int,
-        role: str,
+        role: engine.Role,
         seats: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         view = engine.view(state, viewer)
         view.update(game_id=game.game_id, version=version, role=role, seats=seats or public_seats(game.meta))
         if game.clock:
             view.update(view_fields(game.clock))
-        if role == "seat" and state.to_act == viewer and state.phase != "match_over":
+        if role == engine.Role.SEAT and state.to_act == viewer and state.phase != "match_over":
             view["legal_moves"] = engine.legal_moves(state)
         return view
 
@@ -264,8 +274,8 @@ class Referee:
 
     # ----------------------------------------------------------------------------------------- use cases
 
-    async def create_game(self, spec: GameSpec, token: str | None) -> dict[str, Any]:
-        """Create a game; returns game_id, tokens {seat: token}, spectator_token, settings, version."""
+    async def create_game(self, spec: GameSpec, token: str | None) -> CreatedGame:
+        """Create a game: its id, the seats' tokens, the spectator token, its settings and version."""
         organizer = self.is_organizer(token)
         if spec.presets or spec.seed is not None:
             if token is None:
@@ -352,13 +362,7 @@ class Referee:
             del tokens[bot.seat]
         created = StoredGame(game_id, stored_progress, 0, stored_meta.encode(), stored_config,
                              clock=stored_clock.encode())  # fmt: skip
-        return {
-            "game_id": game_id,
-            "tokens": tokens,
-            "spectator_token": spectator_token,
-            "settings": self._settings(created, state),
-            "version": 0,
-        }
+        return CreatedGame(game_id, tokens, spectator_token, self._settings(created, state), 0)
 
     async def join_game(self, game_id: str, seat: int | None, name: str) -> tuple[int, str]:
         """Take an open seat (the lowest one when ``seat`` is None): the seat and its new token."""
@@ -376,7 +380,7 @@ class Referee:
             raise NotAllowedNow("SEAT_TAKEN", "that seat is taken" if seat is not None else "no open seat left")
         return taken, seat_token
 
-    async def get_game(self, game_id: str, token: str | None) -> dict[str, Any]:
+    async def get_game(self, game_id: str, token: str | None) -> GameSnapshot:
         """The caller's view and the game's settings."""
         game = await self._load(game_id)
         caller = self.authorize(game, token)
@@ -386,7 +390,7 @@ class Referee:
             view = self._view(game, shown, version, caller.viewer, caller.role)
         else:
             view = self._view(game, state, game.version, caller.viewer, caller.role)
-        return {"view": view, "settings": self._settings(game, state)}
+        return GameSnapshot(view, self._settings(game, state))
 
     async def _released(self, game: StoredGame, state: engine.GameState) -> tuple[int, int, engine.GameState]:
         """What a spectator may see of ``game`` (at ``state``): the released version (server.delay), the last hand
@@ -420,8 +424,8 @@ class Referee:
         move: engine.Move,
         expected_version: int | None = None,
         request_id: str = "",
-    ) -> dict[str, Any]:
-        """Apply ``move`` as the caller's seat: {version, events (as the caller sees them), view}."""
+    ) -> MoveOutcome:
+        """Apply ``move`` as the caller's seat: the version, the events (as the caller sees them), the view."""
         if len(request_id) > MAX_REQUEST_ID or not request_id.isprintable():
             raise BadRequest("INVALID_REQUEST_ID", f"a request_id is at most {MAX_REQUEST_ID} printable characters")
         # Scoped by token (that is: by seat), so that nobody can fetch another seat's answer by its key.
@@ -435,7 +439,7 @@ class Referee:
                     response = await self._commit_move(cached, state, caller.seat, move, idem)
                 except engine.RuleError:
                     response = None  # perhaps refused only because the cache is stale: the loading path decides
-                if isinstance(response, dict):
+                if isinstance(response, MoveOutcome):
                     return response
                 self.tallies.retries += 1
         for attempt in range(self._max_attempts):
@@ -460,7 +464,7 @@ class Referee:
                     await self.store.wait_replicated(game_id, recorded)
                 self.tallies.replays += 1
                 return await self._answer_of(game, seat, recorded, move)
-            if isinstance(response, dict):
+            if isinstance(response, MoveOutcome):
                 return response
             if expected_version is not None and response != expected_version:  # (not only a seat joined)
                 raise StaleVersion("VERSION_CONFLICT", "another move was committed first; reload and retry")
@@ -468,8 +472,8 @@ class Referee:
 
     async def resign(
         self, game_id: str, token: str | None, expected_version: int | None = None, request_id: str = ""
-    ) -> dict[str, Any]:
-        """Resign the match as the caller's seat, committed like a move: {version, events, view}. A seat that
+    ) -> ResignOutcome:
+        """Resign the match as the caller's seat, committed like a move (a move's outcome). A seat that
         already resigned gets the same answer again (the events of its resignation), and nothing changes."""
         try:
             return await self.submit_move(game_id, token, engine.Resign(), expected_version, request_id)
@@ -482,11 +486,11 @@ class Referee:
             if state.result is None or state.result.get("resigned") != seat:
                 raise
             last = await self.store.events_after(game_id, game.version - 1, count=REPLAY_PAGE)
-            return {
-                "version": game.version,
-                "events": [self._event_for(e, seat) for e in last if e.version == game.version],
-                "view": self._view(game, state, game.version, seat, "seat"),
-            }
+            return ResignOutcome(
+                game.version,
+                [self._event_for(e, seat) for e in last if e.version == game.version],
+                self._view(game, state, game.version, seat, engine.Role.SEAT),
+            )
 
     async def _commit_move(
         self,
@@ -501,7 +505,7 @@ class Referee:
         chain: bool = False,
         applied: tuple[engine.GameState, tuple[engine.Event, ...]] | None = None,
         answer: bool = True,
-    ) -> dict[str, Any] | int:
+    ) -> MoveOutcome | int:
         """Apply ``move`` to ``state`` (the game at ``game.version``) and commit it: the response, or None when the
         game is no longer at that version or a seat was joined meanwhile (nothing was written): then the game's
         version. With a time control: ``op`` is the clock's step (commit_move.lua: "m" a seat's move, refused
@@ -556,11 +560,9 @@ class Referee:
                 told = clocks.merged(told, [{"kind": t["kind"], "seat": t["seat"], **t["public"]} for t in ticks])
             for i, e in enumerate(told, 1):
                 e["version"], e["index"] = version, i
-            return {
-                "version": version,
-                "events": told,
-                "view": self._view(stored, new_state, version, seat, "seat") if answer else None,
-            }
+            return MoveOutcome(
+                version, told, self._view(stored, new_state, version, seat, engine.Role.SEAT) if answer else None
+            )
         if result.outcome == "out_of_time":
             raise NotAllowedNow("OUT_OF_TIME", f"the seat's decision was due at {result.version} ms (Redis's clock)")
         if result.outcome == "not_due":
@@ -620,11 +622,11 @@ class Referee:
                                                applied=(after, played), answer=False)  # fmt: skip
         except clocks.NotDue:
             return False
-        if not isinstance(response, dict):
+        if not isinstance(response, MoveOutcome):
             return True
         if op != "c":
             self.tallies.timeouts += 1
-            lateness = clocks.fired_lateness(response["events"], clock.deadline)
+            lateness = clocks.fired_lateness(response.events, clock.deadline)
             if self.on_timeout is not None and lateness is not None:
                 self.on_timeout(control.policy, lateness)
         if chain:  # the discard, at once (another referee does it if this one dies now)
@@ -645,7 +647,7 @@ class Referee:
                 return engine.parse_card(e["secret"]["card"])
         return -1
 
-    async def _answer_of(self, game: StoredGame, seat: int, version: int, move: engine.Move) -> dict[str, Any]:
+    async def _answer_of(self, game: StoredGame, seat: int, version: int, move: engine.Move) -> MoveOutcome:
         """The answer that the move committed as ``version`` got, rebuilt from the log (byte for byte the same
         once encoded), if it was ``move`` by ``seat``; else IDEMPOTENCY_KEY_REUSED."""
         game_id = game.game_id
@@ -668,21 +670,21 @@ class Referee:
             state = initial_state(latest.config)
             for e in entries:
                 state, _ = engine.apply(state, e.seat, engine.move_from_dict(e.move or {}))
-        return {
-            "version": version,
-            "events": [
+        return MoveOutcome(
+            version,
+            [
                 {**engine.event_for(engine.Event.from_dict(e), seat), "version": version, "index": i}
                 for i, e in enumerate(entry.events, 1)
             ],
-            "view": self._view(latest, state, version, seat, "seat", seats_at(latest.meta, version)),
-        }
+            self._view(latest, state, version, seat, engine.Role.SEAT, seats_at(latest.meta, version)),
+        )
 
     async def watch(
         self, game_id: str, token: str | None, after_version: int | None, after_index: int | None = None
-    ) -> AsyncIterator[dict[str, Any]]:
-        """{"snapshot": view} (unless resuming), then {"event": event} for every later event, as the caller may
-        see them; ends after the match_ended event. Resuming: every event after position (after_version,
-        after_index), or after the whole of after_version when after_index is None."""
+    ) -> AsyncIterator[WatchUpdate]:
+        """The caller's view (a snapshot; not when resuming), then every later event, as the caller may see them;
+        ends after the match_ended event. Resuming: every event after position (after_version, after_index), or
+        after the whole of after_version when after_index is None."""
         game = await self._load(game_id)
         caller = self.authorize(game, token)
         state = self._states.get(game)
@@ -694,7 +696,7 @@ class Referee:
         if after_version is None:
             if after_index is not None:
                 raise BadRequest("INVALID_POSITION", "after_index needs after_version")
-            yield {"snapshot": self._view(game, shown, version, caller.viewer, caller.role)}
+            yield WatchUpdate(snapshot=self._view(game, shown, version, caller.viewer, caller.role))
             after_version = version
         elif after_version > version:
             raise BadRequest("VERSION_AHEAD", f"the game is at version {version}, not {after_version} yet")
@@ -707,11 +709,11 @@ class Referee:
             try:
                 async for stored in feed:
                     event = self._event_for(stored, caller.viewer)
-                    yield {"event": event}
+                    yield WatchUpdate(event=event)
                     if event["kind"] == "match_ended":
                         return
             except GameGone as gone:  # its keys expired: a last event, and the stream ends (OK)
-                yield {"event": _gone_event(gone)}
+                yield WatchUpdate(event=_gone_event(gone))
 
     async def _rest(self, game_id: str, position: Position) -> AsyncGenerator[StoredEvent, None]:
         while page := await self.store.events_since(game_id, position, count=REPLAY_PAGE):
@@ -721,7 +723,7 @@ class Referee:
 
     async def replay(
         self, game_id: str, token: str | None, after_version: int | None, max_events: int
-    ) -> dict[str, Any]:
+    ) -> ReplayPage:
         """The whole game with every card: settings, initial and current referee views, one page of events."""
         if not 0 <= max_events <= REPLAY_PAGE_MAX:
             raise BadRequest("INVALID_PAGE_SIZE", f"max_events is 0..{REPLAY_PAGE_MAX}")
@@ -740,46 +742,21 @@ class Referee:
             events = await self.store.events_after(game_id, after_version, count=fetch)
         page, more = _whole_versions(events, limit, fetched_all=len(events) < fetch)
         initial = {**engine.view(initial_state(game.config), engine.REFEREE), "game_id": game_id, "version": 0,
-                   "role": "referee", "seats": public_seats(game.meta)}  # fmt: skip
-        return {
-            "settings": self._settings(game, state, reveal=True),
-            "initial": initial,
-            "events": [self._event_for(e, engine.REFEREE) for e in page],
-            "current": self._view(game, state, game.version, engine.REFEREE, "referee"),
-            "next_after_version": page[-1].version if more and page else None,
-        }
+                   "role": engine.Role.REFEREE, "seats": public_seats(game.meta)}  # fmt: skip
+        return ReplayPage(
+            self._settings(game, state, reveal=True),
+            initial,
+            [self._event_for(e, engine.REFEREE) for e in page],
+            self._view(game, state, game.version, engine.REFEREE, engine.Role.REFEREE),
+            page[-1].version if more and page else None,
+        )
 
     @staticmethod
-    def analyze(cards: int, profile: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    def analyze(cards: int, profile: str, overrides: Mapping[str, Any]) -> engine.HandAnalysis:
         """Minimum deadwood, the optimal arrangements, and for 11 Gin cards the discards that allow a knock."""
-        n = cards.bit_count()
-        if not 1 <= n <= 11:
-            raise BadRequest("INVALID_HAND_SIZE", f"a hand to analyze has 1..11 cards, not {n}")
+        engine.check_hand_size(cards)  # before the options: a bad hand is refused as such, whatever the options
         rules = engine.rules_from_profile(profile or "gin", **overrides)
-        ace_high = rules.game == "rummy" and rules.ace_high_low
-        arrangements = []
-        truncated = False
-        for i, (_, melds) in enumerate(engine.arrangements(cards, ace_high, rules.ace_value)):
-            if i == MAX_ANALYSIS_ARRANGEMENTS:
-                truncated = True
-                break
-            covered = 0
-            for meld in melds:
-                covered |= meld
-            arrangements.append({
-                "melds": [[engine.card_text(c) for c in engine.cards_of(m)] for m in melds],
-                "deadwood_cards": [engine.card_text(c) for c in engine.cards_of(cards & ~covered)],
-            })  # fmt: skip
-        knocks = []
-        if rules.game == "gin" and n == 11:
-            for c in engine.knock_discards(cards, rules.knock_limit):
-                knocks.append({"card": engine.card_text(c), "deadwood": engine.min_deadwood(cards & ~(1 << c))})
-        return {
-            "min_deadwood": engine.min_deadwood(cards, ace_high, rules.ace_value),
-            "arrangements": arrangements,
-            "truncated": truncated,
-            "knock_discards": knocks,
-        }
+        return engine.analyze_hand(cards, rules, MAX_ANALYSIS_ARRANGEMENTS)
 
 
 _MOVE_JSON: Memo[engine.Move, bytes] = Memo("move_dicts", share=2.0)

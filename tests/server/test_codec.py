@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from server import codec
+from server.model import MoveOutcome
 
 
 def _event(**data: object) -> dict[str, object]:
@@ -41,5 +42,5 @@ def test_a_knock_of_all_zero_values_is_still_present() -> None:
         "knock": {"knocker": 0, "deadwood": 0, "deadwood_cards": []},
     }  # fmt: skip
     assert codec.view_to_proto(view).HasField("knock")
-    response = codec.move_response_to_proto({"version": 1, "events": [], "view": view})
+    response = codec.move_response_to_proto(MoveOutcome(1, [], view))
     assert response.view.HasField("knock") and response.view == codec.view_to_proto(view)
