@@ -23,6 +23,7 @@ from engine.errors import (
     InvariantError,
     RuleError,
 )
+from engine.events import PUBLIC_FIELDS, SECRET_FIELDS, EventKind
 from engine.flow import new_game, new_game_with_events
 from engine.game import apply, legal_moves
 from engine.gin import knock_discards
@@ -56,6 +57,15 @@ from engine.moves import (
     parse_move,
 )
 from engine.options import OPTION_NAMES, PROFILES, Rules, find_profile, rules_from_profile
+from engine.results import (
+    HandResult,
+    HollywoodHand,
+    MatchResult,
+    ResultMeld,
+    ScoreBreakdown,
+    hand_result_of,
+    match_result_of,
+)
 from engine.serialize import (
     Config,
     config_from_dict,
@@ -82,4 +92,9 @@ __all__ = [
     "min_deadwood", "min_deadwood11", "move_from_dict", "move_text", "move_to_dict", "new_game", "new_game_with_events",
     "parse_card", "parse_cards", "parse_move", "progress_to_dict", "random_seed", "rules_from_profile", "seeded_deal",
     "state_from_dict", "state_from_json", "state_from_parts", "state_to_dict", "state_to_json", "validate_deal", "view",
+]
+# typed events and results (engine.events, engine.results)
+__all__ += [
+    "PUBLIC_FIELDS", "SECRET_FIELDS", "EventKind", "HandResult", "HollywoodHand", "MatchResult", "ResultMeld",
+    "ScoreBreakdown", "hand_result_of", "match_result_of",
 ]
