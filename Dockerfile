@@ -7,11 +7,12 @@ WORKDIR /app
 # dependencies first (a layer that changes only with pyproject.toml), then the code. The runtime only: no extra
 # (no dev tools, no tournament chart or progress bar).
 COPY pyproject.toml README.md ./
-RUN mkdir engine server clients rummy_pb && pip install . && pip uninstall -y rummy-referee
+RUN mkdir engine server clients rummy_pb wire && pip install . && pip uninstall -y rummy-referee
 COPY engine engine
 COPY server server
 COPY clients clients
 COPY rummy_pb rummy_pb
+COPY wire wire
 RUN pip install --no-deps . && rm -rf build *.egg-info
 
 USER nobody

@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 # Paths type-checked with mypy --strict.
-MYPY_PATHS ?= engine server clients
+MYPY_PATHS ?= engine server clients wire
 PROTO_OUT ?= rummy_pb
 
 # What is installed into the venv, one stamp per set: the runtime (`make run`: the referee and its clients, nothing
@@ -40,7 +40,7 @@ $(BIN)/python:
 
 # A set installs again only when pyproject.toml changes, the venv is new, or a top-level package directory
 # appeared or went away since its last install (the editable install maps only the packages that existed then).
-PACKAGES := $(wildcard engine server clients rummy_pb)
+PACKAGES := $(wildcard engine server clients rummy_pb wire)
 define reinstall_when_packages_change
 ifneq ($$(strip $$(shell cat $(1) 2>/dev/null)),$$(strip $$(PACKAGES)))
 $(1): FORCE

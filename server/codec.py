@@ -24,6 +24,8 @@ from server.delay import SpectatorDelay
 from server.errors import BadRequest, Unauthenticated
 from server.memo import Memo
 from server.model import GameSpec, SeatSpec
+from wire import events
+from wire.clocks import seat_clocks_to_proto
 
 _PHASES = {
     "take_or_pass": pb.PHASE_TAKE_OR_PASS, "draw": pb.PHASE_DRAW, "discard": pb.PHASE_DISCARD,
@@ -35,8 +37,6 @@ _MELD_KINDS = {"set": pb.MELD_KIND_SET, "run": pb.MELD_KIND_RUN}
 _ROLES = {"seat": pb.ROLE_SEAT, "spectator": pb.ROLE_SPECTATOR, "referee": pb.ROLE_REFEREE}
 SEAT_KINDS = {"human": pb.SEAT_KIND_HUMAN, "bot": pb.SEAT_KIND_BOT}
 _SEAT_KIND_NAMES: dict[int, str] = {int(v): k for k, v in SEAT_KINDS.items()}
-_HAND_TYPED = {"hand_no", "reason", "winner", "points", "hands", "hand_values", "scores", "knocker",
-               "knocker_deadwood", "defender_deadwood", "going_rummy"}  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------------ inbound
@@ -209,14 +209,7 @@ def _time_control_to_proto(d: Mapping[str, Any], settings: pb.GameSettings) -> N
         settings.timeout_policy.max_auto_moves = d["max_auto_moves"]
 
 
-def _seat_clocks(target: Any, clocks: Iterable[Mapping[str, Any]]) -> None:
-    add = target.add
-    for c in clocks:
-        if c["running"]:
-            add(seat=c["seat"], remaining_ms=c["remaining_ms"], running=True, auto_moves=c["auto_moves"],
-                started_ms=c["started_ms"], deadline_ms=c["deadline_ms"])  # fmt: skip
-        else:
-            add(seat=c["seat"], remaining_ms=c["remaining_ms"], auto_moves=c["auto_moves"])
+_seat_clocks = seat_clocks_to_proto
 
 
 # ----------------------------------------------------------------------------------------------- outbound
@@ -340,43 +333,16 @@ def _melds_to_proto(melds: Sequence[Sequence[str]]) -> pb.Melds:
     return pb.Melds(melds=[pb.Cards(cards=m) for m in melds])
 
 
-def _struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
-    s = struct_pb2.Struct()
-    s.update(d)
-    return s
-
-
 def event_to_proto(d: Mapping[str, Any]) -> pb.Event:
-    """An Event from a viewer's event dict (``engine.event_for`` plus "version" and "index")."""
-    event = pb.Event()
-    _fill_event(event, d)
-    return event
+    """An Event from a viewer's event dict (``engine.event_for`` plus "version" and "index"), with the memoized
+    data Structs."""
+    return events.event_to_proto(d, _event_data)
 
 
 def _fill_event(event: pb.Event, d: Mapping[str, Any]) -> None:
-    event.version = d["version"]
-    event.index = d["index"]
-    event.kind = d["kind"]
-    if d["seat"] >= 0:
-        event.seat = d["seat"]
-    data = {k: v for k, v in d.items() if k not in _EVENT_ENVELOPE}
-    if d["kind"] in _CLOCK_EVENTS:  # numbers that never recur (no memo)
-        if (clocks := data.pop("clocks", None)) is not None:
-            _seat_clocks(event.clocks, clocks)
-        if d["kind"] == "clock_started":
-            event.deadline_ms = data.pop("deadline_ms")
-        fields = event.data.fields  # numbers only: set directly (Struct.update is several times slower)
-        for k, v in data.items():
-            fields[k].number_value = v
-        return
-    if data:
-        event.data.CopyFrom(_event_data(data))
-    else:
-        event.data.SetInParent()
+    events.fill_event(event, d, _event_data)
 
 
-_EVENT_ENVELOPE = frozenset(("kind", "seat", "version", "index"))
-_CLOCK_EVENTS = frozenset(("clock_started", "clock_stopped"))
 _EVENT_DATA: Memo[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]], struct_pb2.Struct] = Memo("event_data", 2.0)
 
 
@@ -388,9 +354,9 @@ def _event_data(data: dict[str, Any]) -> struct_pb2.Struct:
         key = (tuple(data.items()), tuple(map(type, data.values())))
         cached = _EVENT_DATA.get(key)
     except TypeError:  # a list or dict inside: not cached
-        return _struct(data)
+        return events.struct(data)
     if cached is None:
-        cached = _struct(data)
+        cached = events.struct(data)
         _EVENT_DATA.put(key, cached, _ENTRY_BYTES + _PROTO_FACTOR * (cached.ByteSize() + len(key[0]) * 64))
     return cached
 
@@ -417,38 +383,12 @@ def _hand_result(d: Mapping[str, Any]) -> pb.HandResult:
 
 
 def _hand_result_of(text: str) -> pb.HandResult:
-    d = json.loads(text)
-    result = pb.HandResult(
-        hand_number=d["hand_no"], reason=d["reason"], points=d["points"],
-        hands=[pb.Cards(cards=h) for h in d["hands"]], hand_values=d["hand_values"], scores=d["scores"],
-        details=_struct({k: v for k, v in d.items() if k not in _HAND_TYPED}),
-    )  # fmt: skip
-    for name in ("winner", "knocker", "knocker_deadwood", "defender_deadwood", "going_rummy"):
-        if d.get(name) is not None:
-            setattr(result, name, d[name])
-    return result
+    return events.hand_result_to_proto(json.loads(text))
 
 
-MATCH_ENDS = {"completed": pb.MATCH_END_COMPLETED, "resigned": pb.MATCH_END_RESIGNED, "time": pb.MATCH_END_TIME}
-SEAT_ENDS = {
-    "finished": pb.SEAT_END_FINISHED, "resigned": pb.SEAT_END_RESIGNED, "lost_on_time": pb.SEAT_END_LOST_ON_TIME,
-    "forfeited_by_organizer": pb.SEAT_END_FORFEITED_BY_ORGANIZER,
-}  # fmt: skip
-_RESULT_TYPED = ("totals", "winners", "ended", "seat_ends", "resigned", "lost_on_time")
-
-
-def _match_result(d: Mapping[str, Any]) -> pb.MatchResult:
-    # a result stored before results named their ending was a match played to its end
-    ends = d.get("seat_ends") or ["finished"] * len(d["totals"])
-    result = pb.MatchResult(
-        totals=d["totals"], winners=d["winners"],
-        details=_struct({k: v for k, v in d.items() if k not in _RESULT_TYPED}),
-        ended=MATCH_ENDS.get(d.get("ended", "completed"), pb.MATCH_END_UNSPECIFIED),
-        seat_ends=[SEAT_ENDS.get(e, pb.SEAT_END_UNSPECIFIED) for e in ends],
-    )  # fmt: skip
-    if d.get("resigned") is not None:
-        result.resigned_seat = d["resigned"]
-    return result
+_match_result = events.match_result_to_proto
+MATCH_ENDS = events.MATCH_ENDS
+SEAT_ENDS = events.SEAT_ENDS
 
 
 def _fill_seats(seats: Any, v: Mapping[str, Any]) -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from google.protobuf import struct_pb2
-
 import engine
 from clients.view import View, card_int, card_texts
 from rummy_pb.rummy.v1 import game_pb2 as pb
+from wire.clocks import clocks_from_proto
+from wire.events import event_from_proto as event_from_proto  # the SDK's name for it
+from wire.events import hand_result_from_proto, match_result_from_proto
 
 if TYPE_CHECKING:
     from clients.sdk.values import TimeControl, TimeoutPolicy
@@ -30,7 +31,6 @@ ROLE_NAMES: dict[int, str] = {pb.ROLE_SEAT: "seat", pb.ROLE_SPECTATOR: "spectato
 MELD_KIND_NAMES: dict[int, str] = {pb.MELD_KIND_SET: "set", pb.MELD_KIND_RUN: "run"}
 SEAT_KINDS: dict[str, pb.SeatKind.ValueType] = {"human": pb.SEAT_KIND_HUMAN, "bot": pb.SEAT_KIND_BOT}
 SEAT_KIND_NAMES: dict[int, str] = {int(v): k for k, v in SEAT_KINDS.items()}
-_HAND_OPTIONAL = ("winner", "knocker", "knocker_deadwood", "defender_deadwood", "going_rummy")
 
 OptionValue = bool | int | str
 
@@ -125,37 +125,6 @@ def move_from_proto(move: pb.Move) -> engine.Move:
 # ------------------------------------------------------------------------------------------ plain values
 
 
-def _value(v: struct_pb2.Value) -> Any:
-    kind = v.WhichOneof("kind")
-    if kind == "string_value":
-        return v.string_value
-    if kind == "number_value":
-        n = v.number_value
-        return int(n) if n.is_integer() else n
-    if kind == "struct_value":
-        return {k: _value(x) for k, x in v.struct_value.fields.items()}
-    if kind == "list_value":
-        return [_value(x) for x in v.list_value.values]
-    if kind == "bool_value":
-        return v.bool_value
-    return None
-
-
-def plain(value: Any) -> Any:
-    """A Struct/ListValue (or what ``MessageToDict`` made of one) as plain Python: whole floats become ints."""
-    if isinstance(value, struct_pb2.Struct):  # read the fields directly: twice as fast as Struct.items()
-        return {k: _value(v) for k, v in value.fields.items()}
-    if isinstance(value, struct_pb2.ListValue):
-        return [_value(v) for v in value.values]
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
 def option_from_proto(value: pb.OptionValue) -> OptionValue | None:
     """One option's value (None when the message holds none)."""
     which = value.WhichOneof("value")
@@ -184,34 +153,6 @@ def options_from_proto(options: Mapping[str, pb.OptionValue]) -> dict[str, Optio
         if v is not None:
             out[name] = v
     return out
-
-
-def event_from_proto(event: pb.Event) -> dict[str, Any]:
-    """An event as ``engine.event_for`` gives it (kind, seat (-1: none), its fields) plus version and index; a
-    clock event (clock_started, clock_stopped, timed_out, auto_moved) also ``clocks`` (every seat's, as in a view
-    dict) and, clock_started, ``deadline_ms``."""
-    d: dict[str, Any] = {"kind": event.kind, "seat": event.seat if event.HasField("seat") else -1}
-    d.update(plain(event.data))
-    if event.clocks:
-        d["clocks"] = clocks_from_proto(event.clocks)
-    if event.HasField("deadline_ms"):
-        d["deadline_ms"] = event.deadline_ms
-    d["version"] = event.version
-    d["index"] = event.index
-    return d
-
-
-# ------------------------------------------------------------------------------------------------- clocks
-
-
-def clocks_from_proto(clocks: Iterable[pb.SeatClock]) -> list[dict[str, Any]]:
-    """Every seat's clock as view-dict entries (``clients.view.SeatClock.from_dict`` reads them)."""
-    return [
-        {"seat": c.seat, "remaining_ms": c.remaining_ms, "running": c.running,
-         "started_ms": c.started_ms if c.HasField("started_ms") else None,
-         "deadline_ms": c.deadline_ms if c.HasField("deadline_ms") else None, "auto_moves": c.auto_moves}
-        for c in clocks
-    ]  # fmt: skip
 
 
 def _ms(seconds: float) -> int:
@@ -272,35 +213,8 @@ def timeout_policy_from_proto(policy: pb.TimeoutPolicy) -> TimeoutPolicy:
     return TimeoutPolicy(kind, policy.max_auto_moves if kind == "auto_move" else 0)
 
 
-def _hand_result(h: pb.HandResult) -> dict[str, Any]:
-    d: dict[str, Any] = {
-        "hand_no": h.hand_number, "reason": h.reason, "winner": None, "points": h.points,
-        "hands": [list(c.cards) for c in h.hands], "hand_values": list(h.hand_values), "scores": list(h.scores),
-    }  # fmt: skip
-    for name in _HAND_OPTIONAL:
-        if h.HasField(name):  # type: ignore[arg-type]  # the names are the optional fields
-            d[name] = getattr(h, name)
-    d.update(plain(h.details))
-    return d
-
-
-MATCH_END_NAMES = {pb.MATCH_END_COMPLETED: "completed", pb.MATCH_END_RESIGNED: "resigned",
-                   pb.MATCH_END_TIME: "time", pb.MATCH_END_ORGANIZER: "organizer"}  # fmt: skip
-SEAT_END_NAMES = {
-    pb.SEAT_END_FINISHED: "finished", pb.SEAT_END_RESIGNED: "resigned", pb.SEAT_END_LOST_ON_TIME: "lost_on_time",
-    pb.SEAT_END_FORFEITED_BY_ORGANIZER: "forfeited_by_organizer",
-}  # fmt: skip
-
-
-def _match_result(r: pb.MatchResult) -> dict[str, Any]:
-    """As the engine's result: totals, winners, ``ended`` (completed, resigned, ...), ``seat_ends`` (per seat:
-    finished, resigned, lost_on_time, forfeited_by_organizer), ``resigned`` (the seat, when one resigned)."""
-    d: dict[str, Any] = {"totals": list(r.totals), "winners": list(r.winners), **plain(r.details)}
-    d["ended"] = MATCH_END_NAMES.get(r.ended, "completed")
-    d["seat_ends"] = [SEAT_END_NAMES.get(e, "finished") for e in r.seat_ends] or ["finished"] * len(r.totals)
-    if r.HasField("resigned_seat"):
-        d["resigned"] = r.resigned_seat
-    return d
+_hand_result = hand_result_from_proto
+_match_result = match_result_from_proto
 
 
 def view_dict_from_proto(v: pb.GameView) -> dict[str, Any]:
