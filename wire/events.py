@@ -7,8 +7,8 @@ Outbound reads the dicts ``engine.event_for`` / the engine's results give (plus 
 never carries what ``event_for`` hid from that viewer. Inbound gives those dicts back, read from the typed
 message (from the Struct only when the message has none: an older referee's). ``google.protobuf.Struct`` keeps
 numbers as floats: whole numbers come back as ints, so an event dict compares equal to the engine's. No caches
-here: the server passes its memoized Struct builder (``event_data``) and memoizes hand results around
-``hand_result_to_proto``.
+here: the server passes its memoized Struct builder (``event_data``) and its memo of ``event_body``'s bytes
+(``body``), and memoizes hand results around ``hand_result_to_proto``.
 """
 
 from __future__ import annotations
@@ -45,10 +45,12 @@ def event_to_proto(
 
 
 def fill_event(
-    event: pb.Event, d: Mapping[str, Any], event_data: Callable[[dict[str, Any]], struct_pb2.Struct] = struct
+    event: pb.Event, d: Mapping[str, Any], event_data: Callable[[dict[str, Any]], struct_pb2.Struct] = struct,
+    body: Callable[[str, dict[str, Any]], bytes | None] | None = None,
 ) -> None:
     """Fills ``event`` in place; ``event_data`` builds the data Struct of a non-clock event (callers that keep
-    a cache pass theirs)."""
+    a cache pass theirs); ``body``, when given, may instead give ``event_body``'s bytes for the kind and fields
+    (a cache of them), merged in at once; None: built here."""
     event.version = d["version"]
     event.index = d["index"]
     event.kind = d["kind"]
@@ -63,6 +65,9 @@ def fill_event(
         fields = event.data.fields  # numbers only: set directly (Struct.update is several times slower)
         for k, v in data.items():
             fields[k].number_value = v
+    elif body is not None and (encoded := body(d["kind"], data)) is not None:
+        event.MergeFromString(encoded)
+        return
     elif data:
         event.data.CopyFrom(event_data(data))
     else:
@@ -74,6 +79,20 @@ def fill_event(
 
 _EVENT_ENVELOPE = frozenset(("kind", "seat", "version", "index"))
 _CLOCK_EVENTS = frozenset(("clock_started", "clock_stopped"))
+
+
+def event_body(kind: str, data: dict[str, Any]) -> bytes:
+    """The wire bytes of an Event's data Struct and typed payload alone (no envelope), for an event of ``kind``
+    with the fields ``data``: merged into an Event (``MergeFromString``) they set both, as ``fill_event`` would.
+    For a cache of the events whose fields recur (a discard of "TD")."""
+    event = pb.Event()
+    if data:
+        event.data.CopyFrom(struct(data))
+    else:
+        event.data.SetInParent()
+    if (fill := _PAYLOAD_FILLERS.get(kind)) is not None:
+        fill(event, data)
+    return event.SerializeToString(deterministic=True)
 
 
 # -- the typed payload of each kind, from the same viewer's dict as the Struct (``data``: the event's fields)

@@ -73,7 +73,9 @@ def test_every_converted_event_carries_its_typed_message(profile: str, players: 
         for index, e in enumerate(played):
             for viewer in (*range(n), engine.SPECTATOR, engine.REFEREE):
                 d = {**engine.event_for(e, viewer), "version": 1 + index // 7, "index": 1 + index % 7}
-                back = check_event(codec.event_to_proto(d), _secret_for(e, viewer))
+                encoded = codec.event_to_proto(d)  # the server's, with its caches of event bodies
+                assert encoded == wire_events.event_to_proto(d)  # the same message as the uncached conversion
+                back = check_event(encoded, _secret_for(e, viewer))
                 assert back == d
                 kinds.add(e.kind)
     assert {"hand_started", "dealt", "drew", "discarded", "hand_ended", "match_ended"} <= kinds
@@ -102,6 +104,7 @@ REFEREE_EVENTS: list[dict[str, Any]] = [  # the kinds the referee adds (server.c
 @pytest.mark.parametrize("d", REFEREE_EVENTS, ids=lambda d: str(d["kind"]))
 def test_the_referee_s_own_events_carry_their_typed_message(d: dict[str, Any]) -> None:
     d = {**d, "version": 3, "index": 2}
+    assert codec.event_to_proto(d) == wire_events.event_to_proto(d)
     assert check_event(codec.event_to_proto(d)) == d
 
 
