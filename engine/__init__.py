@@ -22,18 +22,22 @@ from engine.errors import (
     InvalidOptionsError,
     InvariantError,
     RuleError,
+    excerpt,
 )
 from engine.events import PUBLIC_FIELDS, SECRET_FIELDS, EventKind
+from engine.fairness import FairnessError, Verified, verify_deals
 from engine.flow import new_game, new_game_with_events
 from engine.game import apply, legal_moves
 from engine.gin import knock_discards
 from engine.melds import (
     Declaration,
+    all_melds,
     arrangements,
     best_arrangement,
     best_declaration,
     extends,
     meld_kind,
+    meldable,
     min_deadwood,
     min_deadwood11,
 )
@@ -66,6 +70,8 @@ from engine.results import (
     hand_result_of,
     match_result_of,
 )
+from engine.seat_view import KnockInfo, SeatClock, View, card_int, card_mask, card_texts, typed_view
+from engine.seat_view import TableMeld as ViewMeld
 from engine.serialize import (
     Config,
     config_from_dict,
@@ -82,17 +88,18 @@ from engine.views import view
 
 __all__ = [
     "CARD_VALUE", "OPTION_NAMES", "PHASES", "PROFILES", "REFEREE", "SPECTATOR", "BigGin", "Config", "Deal",
-    "Declaration", "Declare", "Discard", "Done", "DrawDiscard", "DrawStock", "Event", "GameState", "IllegalMoveError",
-    "InvalidDealError", "InvalidMoveError", "InvalidOptionsError", "InvariantError", "Knock", "LayOff", "LoseOnTime",
-    "MeldMove",
-    "Move", "Pass", "Resign", "RuleError", "Rules", "TableMeld", "apply", "arrangements", "best_arrangement",
-    "best_declaration",
-    "card_text", "cards_of", "check_cards", "config_from_dict", "config_to_dict", "deal_from_order", "event_for",
-    "extends", "find_profile", "knock_discards", "legal_moves", "mask_of", "mask_text", "mask_value", "meld_kind",
-    "min_deadwood", "min_deadwood11", "move_from_dict", "move_text", "move_to_dict", "new_game", "new_game_with_events",
-    "parse_card", "parse_cards", "parse_move", "progress_to_dict", "random_seed", "rules_from_profile", "seeded_deal",
-    "state_from_dict", "state_from_json", "state_from_parts", "state_to_dict", "state_to_json", "validate_deal", "view",
-]
+    "Declaration", "Declare", "Discard", "Done", "DrawDiscard", "DrawStock", "Event", "FairnessError", "GameState",
+    "IllegalMoveError", "InvalidDealError", "InvalidMoveError", "InvalidOptionsError", "InvariantError", "Knock",
+    "KnockInfo", "LayOff", "LoseOnTime", "MeldMove", "Move", "Pass", "Resign", "RuleError", "Rules", "SeatClock",
+    "TableMeld", "Verified", "View", "ViewMeld", "all_melds", "apply", "arrangements", "best_arrangement",
+    "best_declaration", "card_int", "card_mask", "card_text", "card_texts", "cards_of", "check_cards",
+    "config_from_dict", "config_to_dict", "deal_from_order", "event_for", "excerpt", "extends", "find_profile",
+    "knock_discards", "legal_moves", "mask_of", "mask_text", "mask_value", "meld_kind", "meldable", "min_deadwood",
+    "min_deadwood11", "move_from_dict", "move_text", "move_to_dict", "new_game", "new_game_with_events", "parse_card",
+    "parse_cards", "parse_move", "progress_to_dict", "random_seed", "rules_from_profile", "seeded_deal",
+    "state_from_dict", "state_from_json", "state_from_parts", "state_to_dict", "state_to_json", "typed_view",
+    "validate_deal", "verify_deals", "view",
+]  # fmt: skip
 # typed events and results (engine.events, engine.results)
 __all__ += [
     "PUBLIC_FIELDS", "SECRET_FIELDS", "EventKind", "HandResult", "HollywoodHand", "MatchResult", "ResultMeld",

@@ -18,6 +18,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2  # type: ignore[i
 from grpc_status import rpc_status as grpc_rpc_status
 
 import engine
+import wire
 from server.deadlines import DeadlineTooShort
 from server.store import CommitOutcomeUnknown, StoreBusy, StoreUnavailable
 
@@ -92,6 +93,8 @@ class ShuttingDown(RefereeError):
 def _known(exc: BaseException) -> tuple[grpc.StatusCode, str, str] | None:
     if isinstance(exc, RefereeError):
         return exc.status, exc.code, exc.message
+    if isinstance(exc, wire.Malformed):  # a message the wire codec refuses (DUPLICATE_CARD, BAD_MOVE, ...)
+        return grpc.StatusCode.INVALID_ARGUMENT, exc.code, exc.message
     if isinstance(exc, engine.IllegalMoveError):
         return grpc.StatusCode.FAILED_PRECONDITION, exc.code, exc.message
     if isinstance(exc, engine.InvalidMoveError):  # includes InvalidOptionsError and InvalidDealError

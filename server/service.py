@@ -33,7 +33,6 @@ from server import clocks
 from server.bot_seats import HOUSE_BOTS, BotSeat, BotSeats
 from server.cache import (
     ENTRY_BYTES,
-    PARSED_FACTOR,
     StateCache,
     commit_ids,
     config_json,
@@ -239,7 +238,7 @@ class Referee:
         if game.clock:
             view.update(view_fields(game.clock))
         if role == "seat" and state.to_act == viewer and state.phase != "match_over":
-            view["legal_moves"] = [_move_dict(m) for m in engine.legal_moves(state)]
+            view["legal_moves"] = engine.legal_moves(state)
         return view
 
     def _settings(self, game: StoredGame, state: engine.GameState, *, reveal: bool = False) -> dict[str, Any]:
@@ -791,30 +790,16 @@ class Referee:
         }
 
 
-_MOVE_DICTS: Memo[engine.Move, dict[str, Any]] = Memo("move_dicts", share=2.0)
-
-
-def _move_dict(move: engine.Move) -> dict[str, Any]:
-    """``engine.move_to_dict(move)``, made once per distinct move (moves are frozen, so hashable) and shared: the
-    legal moves of every view are mostly the same few hundred (discard X, draw, knock X). Moves with melds are
-    many more (Rummy's lay-offs and melds): the table is bounded (server.memo)."""
-    d = _MOVE_DICTS.get(move)
-    if d is None:
-        d = engine.move_to_dict(move)
-        _MOVE_DICTS.put(move, d, 2 * ENTRY_BYTES + PARSED_FACTOR * len(str(d)))  # move and dict: ~ its text
-    return d
-
-
-_MOVE_JSON: dict[engine.Move, bytes] = {}
+_MOVE_JSON: Memo[engine.Move, bytes] = Memo("move_dicts", share=2.0)
 
 
 def _move_json(move: engine.Move) -> bytes:
-    """``engine.move_to_dict(move)`` as JSON (what the log keeps of a move), made once per distinct move."""
+    """``engine.move_to_dict(move)`` as JSON (what the log keeps of a move), made once per distinct move (moves
+    are frozen, so hashable; Rummy's melds and lay-offs are many: the table is bounded, server.memo)."""
     text = _MOVE_JSON.get(move)
     if text is None:
-        if len(_MOVE_JSON) >= 65536:
-            _MOVE_JSON.clear()
-        text = _MOVE_JSON[move] = orjson.dumps(engine.move_to_dict(move))
+        text = orjson.dumps(engine.move_to_dict(move))
+        _MOVE_JSON.put(move, text, 2 * ENTRY_BYTES + len(text))
     return text
 
 

@@ -18,9 +18,12 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 
+import engine
 from engine.events import EventKind
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from wire.clocks import clocks_from_proto, seat_clocks_to_proto
+from wire.moves import move_from_proto, move_to_proto
+from wire.values import MELD_KIND_NAMES, MELD_KINDS, PHASE_NAMES, PHASES, TIMEOUT_POLICIES, TIMEOUT_POLICY_NAMES
 
 # ----------------------------------------------------------------------------------------------- outbound
 
@@ -97,23 +100,12 @@ def event_body(kind: str, data: dict[str, Any]) -> bytes:
 
 # -- the typed payload of each kind, from the same viewer's dict as the Struct (``data``: the event's fields)
 
-_PHASES = {
-    "take_or_pass": pb.PHASE_TAKE_OR_PASS, "draw": pb.PHASE_DRAW, "discard": pb.PHASE_DISCARD,
-    "play": pb.PHASE_PLAY, "layoff": pb.PHASE_LAYOFF, "last_card": pb.PHASE_LAST_CARD,
-    "match_over": pb.PHASE_MATCH_OVER,
-}  # fmt: skip
-_PHASE_NAMES = {int(v): k for k, v in _PHASES.items()}
-_MELD_KINDS = {"set": pb.MELD_KIND_SET, "run": pb.MELD_KIND_RUN}
-_MELD_KIND_NAMES = {int(v): k for k, v in _MELD_KINDS.items()}
-_POLICIES = {"forfeit_match": pb.TimeoutPolicy.KIND_FORFEIT_MATCH, "auto_move": pb.TimeoutPolicy.KIND_AUTO_MOVE}
-_POLICY_NAMES = {int(v): k for k, v in _POLICIES.items()}
-
 
 def table_meld_to_proto(target: pb.TableMeld, m: Mapping[str, Any]) -> None:
     """Fills ``target`` from a ``TableMeld.to_dict``."""
     target.id = m["id"]
     target.owner = m["owner"]
-    target.kind = _MELD_KINDS.get(m["kind"], pb.MELD_KIND_UNSPECIFIED)
+    target.kind = MELD_KINDS.get(m["kind"], pb.MELD_KIND_UNSPECIFIED)
     target.cards.extend(m["cards"])
     for x in m["layoffs"]:
         target.layoffs.add(card=x["card"], seat=x["seat"])
@@ -122,46 +114,6 @@ def table_meld_to_proto(target: pb.TableMeld, m: Mapping[str, Any]) -> None:
 def _table_melds(target: Any, melds: Iterable[Mapping[str, Any]]) -> None:
     for m in melds:
         table_meld_to_proto(target.add(), m)
-
-
-def _move_to_proto(target: pb.Move, d: Mapping[str, Any]) -> None:
-    # an auto_moved event's move (``engine.move_to_dict``)
-    kind = d["kind"]
-    if kind == "draw_stock":
-        target.draw_stock.SetInParent()
-    elif kind == "draw_discard":
-        target.draw_discard.SetInParent()
-    elif kind == "pass":
-        target.pass_turn.SetInParent()
-    elif kind == "done":
-        target.done.SetInParent()
-    elif kind == "discard":
-        target.discard.card = d["card"]
-    elif kind == "knock":
-        target.knock.discard = d["discard"]
-        if d.get("melds") is not None:
-            target.knock.melds.melds.extend(pb.Cards(cards=m) for m in d["melds"])
-            target.knock.melds.SetInParent()
-    elif kind == "big_gin":
-        target.big_gin.SetInParent()
-        if d.get("melds") is not None:
-            target.big_gin.melds.melds.extend(pb.Cards(cards=m) for m in d["melds"])
-            target.big_gin.melds.SetInParent()
-    elif kind == "meld":
-        target.meld.cards.extend(d["cards"])
-    elif kind == "lay_off":
-        target.lay_off.card = d["card"]
-        target.lay_off.meld_id = d["meld_id"]
-    elif kind == "declare":
-        declare = target.declare
-        if d.get("melds") is None and d.get("layoffs") is None:
-            declare.best = True
-        else:
-            declare.SetInParent()
-            declare.melds.extend(pb.Cards(cards=m) for m in d.get("melds") or ())
-            declare.layoffs.extend(pb.LayOffCard(card=c, meld_id=i) for c, i in d.get("layoffs") or ())
-    else:
-        raise ValueError(f"unknown move kind {kind!r}")
 
 
 def _hand_started(event: pb.Event, d: Mapping[str, Any]) -> None:
@@ -236,7 +188,7 @@ def _restocked(event: pb.Event, d: Mapping[str, Any]) -> None:
 
 def _resigned(event: pb.Event, d: Mapping[str, Any]) -> None:
     m = event.resigned
-    m.hand_no, m.phase = d["hand_no"], _PHASES.get(d["phase"], pb.PHASE_UNSPECIFIED)
+    m.hand_no, m.phase = d["hand_no"], PHASES.get(d["phase"], pb.PHASE_UNSPECIFIED)
 
 
 def _hand_ended(event: pb.Event, d: Mapping[str, Any]) -> None:
@@ -260,13 +212,13 @@ def _clock_started(event: pb.Event, d: Mapping[str, Any]) -> None:
 def _timed_out(event: pb.Event, d: Mapping[str, Any]) -> None:
     m = event.timed_out
     m.deadline_ms, m.forfeit = d["deadline_ms"], d["forfeit"]
-    m.policy = _POLICIES.get(d["policy"], pb.TimeoutPolicy.KIND_UNSPECIFIED)
+    m.policy = TIMEOUT_POLICIES.get(d["policy"], pb.TimeoutPolicy.KIND_UNSPECIFIED)
 
 
 def _auto_moved(event: pb.Event, d: Mapping[str, Any]) -> None:
     m = event.auto_moved
     m.auto_moves = d["auto_moves"]
-    _move_to_proto(m.move, d["move"])
+    m.move.CopyFrom(move_to_proto(engine.move_from_dict(d["move"])))
 
 
 def _game_expired(event: pb.Event, d: Mapping[str, Any]) -> None:
@@ -406,33 +358,8 @@ def event_from_proto(event: pb.Event) -> dict[str, Any]:
 
 def table_meld_from_proto(m: pb.TableMeld) -> dict[str, Any]:
     """A ``TableMeld.to_dict`` of a TableMeld."""
-    return {"id": m.id, "owner": m.owner, "kind": _MELD_KIND_NAMES.get(m.kind, ""), "cards": list(m.cards),
+    return {"id": m.id, "owner": m.owner, "kind": MELD_KIND_NAMES.get(m.kind, ""), "cards": list(m.cards),
             "layoffs": [{"card": x.card, "seat": x.seat} for x in m.layoffs]}  # fmt: skip
-
-
-def _move_from_proto(m: pb.Move) -> dict[str, Any]:
-    # ``engine.move_to_dict`` of an auto_moved event's move
-    which = m.WhichOneof("move")
-    if which == "pass_turn":
-        return {"kind": "pass"}
-    d: dict[str, Any] = {"kind": which}
-    if which == "discard":
-        d["card"] = m.discard.card
-    elif which == "knock":
-        d["discard"] = m.knock.discard
-        if m.knock.HasField("melds"):
-            d["melds"] = [list(c.cards) for c in m.knock.melds.melds]
-    elif which == "big_gin":
-        if m.big_gin.HasField("melds"):
-            d["melds"] = [list(c.cards) for c in m.big_gin.melds.melds]
-    elif which == "meld":
-        d["cards"] = list(m.meld.cards)
-    elif which == "lay_off":
-        d["card"], d["meld_id"] = m.lay_off.card, m.lay_off.meld_id
-    elif which == "declare" and not m.declare.best:
-        d["melds"] = [list(c.cards) for c in m.declare.melds]
-        d["layoffs"] = [[x.card, x.meld_id] for x in m.declare.layoffs]
-    return d
 
 
 def _read_hand_started(m: pb.Event.HandStarted, d: dict[str, Any]) -> None:
@@ -486,7 +413,7 @@ def _read_restocked(m: pb.Event.Restocked, d: dict[str, Any]) -> None:
 
 
 def _read_resigned(m: pb.Event.Resigned, d: dict[str, Any]) -> None:
-    d.update(hand_no=m.hand_no, phase=_PHASE_NAMES.get(m.phase, ""))
+    d.update(hand_no=m.hand_no, phase=PHASE_NAMES.get(m.phase, ""))
 
 
 def _read_hand_ended(m: pb.Event.HandEnded, d: dict[str, Any]) -> None:
@@ -508,11 +435,11 @@ def _read_clock_started(m: pb.Event.ClockStarted, d: dict[str, Any]) -> None:
 
 
 def _read_timed_out(m: pb.Event.TimedOut, d: dict[str, Any]) -> None:
-    d.update(policy=_POLICY_NAMES.get(m.policy, "forfeit_match"), deadline_ms=m.deadline_ms, forfeit=m.forfeit)
+    d.update(policy=TIMEOUT_POLICY_NAMES.get(m.policy, "forfeit_match"), deadline_ms=m.deadline_ms, forfeit=m.forfeit)
 
 
 def _read_auto_moved(m: pb.Event.AutoMoved, d: dict[str, Any]) -> None:
-    d.update(move=_move_from_proto(m.move), auto_moves=m.auto_moves)
+    d.update(move=engine.move_to_dict(move_from_proto(m.move)), auto_moves=m.auto_moves)
 
 
 def _read_nothing(m: Any, d: dict[str, Any]) -> None:

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from engine import CARD_VALUE, extends, min_deadwood, min_deadwood11
-from engine.melds import all_melds, meldable
+from engine import CARD_VALUE, all_melds, extends, meldable, min_deadwood, min_deadwood11
 
 FULL_DECK = (1 << 52) - 1
 _ROW = 0x1FFF

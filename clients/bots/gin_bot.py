@@ -39,9 +39,9 @@ from engine import (
     best_arrangement,
     extends,
     meld_kind,
+    meldable,
     min_deadwood,
 )
-from engine.melds import meldable
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,8 +33,7 @@ from clients.bots.analysis import (
 )
 from clients.bots.memory import HandMemory
 from clients.view import View
-from engine import Discard, DrawDiscard, DrawStock, LayOff, MeldMove, Move, extends, meld_kind
-from engine.melds import meldable
+from engine import Discard, DrawDiscard, DrawStock, LayOff, MeldMove, Move, extends, meld_kind, meldable
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 import engine
 from clients.sdk.values import Replay, Settings
-from engine.fairness import FairnessError, Verified, verify_deals
+from engine import FairnessError, Verified, verify_deals
 
 __all__ = ["FairnessError", "Verified", "fairness_settings", "verify_events", "verify_game", "verify_record",
            "verify_replay"]  # fmt: skip

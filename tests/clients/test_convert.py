@@ -29,7 +29,7 @@ def _service_view(state: engine.GameState, viewer: int, version: int) -> dict[st
              seats=[{"name": f"P{i}", "kind": "bot" if i % 2 else "human", "open": i == 5}
                     for i in range(state.rules.players)])  # fmt: skip
     if role == "seat" and state.to_act == viewer and state.phase != "match_over":
-        d["legal_moves"] = [engine.move_to_dict(m) for m in engine.legal_moves(state)]
+        d["legal_moves"] = engine.legal_moves(state)
     return d
 
 

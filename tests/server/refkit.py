@@ -222,9 +222,9 @@ class Client:
 
 def move_from_text(text: str) -> pb.Move:
     """A Move message from the engine's text form ("discard TD", "knock 5C", "declare best", ...)."""
-    from server import codec
+    import wire
 
-    return codec.move_to_proto(engine.move_to_dict(engine.parse_move(text)))
+    return wire.move_to_proto(engine.parse_move(text))
 
 
 def deal(dealer: int, hands: Sequence[str], upcard: str, stock_top: str = "") -> pb.PresetDeal:
