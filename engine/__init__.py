@@ -25,6 +25,7 @@ from engine.errors import (
     RuleError,
     excerpt,
 )
+from engine.events import PUBLIC_FIELDS, SECRET_FIELDS, EventKind
 from engine.fairness import FairnessError, Verified, verify_deals
 from engine.flow import new_game, new_game_with_events
 from engine.game import apply, legal_moves
@@ -61,6 +62,15 @@ from engine.moves import (
     parse_move,
 )
 from engine.options import GIN, OPTION_NAMES, PROFILES, RUMMY, GameKind, Rules, find_profile, rules_from_profile
+from engine.results import (
+    HandResult,
+    HollywoodHand,
+    MatchResult,
+    ResultMeld,
+    ScoreBreakdown,
+    hand_result_of,
+    match_result_of,
+)
 from engine.seat_view import KnockInfo, SeatClock, View, card_int, card_mask, card_texts, typed_view
 from engine.seat_view import TableMeld as ViewMeld
 from engine.serialize import (
@@ -103,3 +113,8 @@ __all__ = [
     "rules_from_profile", "seeded_deal", "state_from_dict", "state_from_json", "state_from_parts", "state_to_dict",
     "state_to_json", "typed_view", "validate_deal", "verify_deals", "view",
 ]  # fmt: skip
+# typed events and results (engine.events, engine.results)
+__all__ += [
+    "PUBLIC_FIELDS", "SECRET_FIELDS", "EventKind", "HandResult", "HollywoodHand", "MatchResult", "ResultMeld",
+    "ScoreBreakdown", "hand_result_of", "match_result_of",
+]

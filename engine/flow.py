@@ -8,6 +8,7 @@ from typing import Any
 from engine.cards import CARD_TEXTS, CARD_VALUE, card_text, cards_of, mask_of, mask_text, mask_value, rank_of, suit_of
 from engine.deal import Deal, seeded_deal, shuffled, validate_deal
 from engine.errors import IllegalMoveError, InvalidDealError
+from engine.events import EventKind
 from engine.options import GIN, Rules
 from engine.scoring import match_is_over, match_result, next_dealer, record_hand_win
 from engine.state import DRAW, MATCH_OVER, TAKE_OR_PASS, Event, GameState, Phase, TableMeld, new_event
@@ -81,12 +82,12 @@ def start_hand(s: GameState, events: list[Event]) -> None:
     else:
         s.knock_limit = 0
         s.phase = DRAW
-    events.append(Event("hand_started", s.dealer, {
+    events.append(Event(EventKind.HAND_STARTED, s.dealer, {
         "hand_no": s.hand_no, "dealer": s.dealer, "upcard": card_text(deal.upcard), "stock_size": len(s.stock),
         "hand_sizes": [len(h) for h in deal.hands], "knock_limit": s.knock_limit, "to_act": s.to_act,
     }))
     for seat, h in enumerate(deal.hands):
-        events.append(Event("dealt", seat, {"count": len(h)},
+        events.append(Event(EventKind.DEALT, seat, {"count": len(h)},
                             {"cards": list(map(_TEXT, sorted(h)))}, seat))  # by suit, then rank
 
 
@@ -110,13 +111,13 @@ def end_hand(s: GameState, events: list[Event], reason: str, winner: int | None,
     if detail:
         info.update(detail)
     s.last_hand = info
-    events.append(Event("hand_ended", winner if winner is not None else -1, info))
+    events.append(Event(EventKind.HAND_ENDED, winner if winner is not None else -1, info))
     if match_is_over(s):
         s.result = match_result(s)
         s.phase = MATCH_OVER
         s.to_act = -1
         s.taken = -1
-        events.append(Event("match_ended", -1, dict(s.result)))
+        events.append(Event(EventKind.MATCH_ENDED, -1, dict(s.result)))
         return
     s.dealer = next_dealer(s, winner)
     start_hand(s, events)
@@ -164,7 +165,7 @@ def next_turn(s: GameState, events: list[Event]) -> None:
     s.discard = s.discard[-1:]
     s.restocks += 1
     s.active_since_restock = False
-    events.append(Event("restocked", s.to_act, {"stock_size": len(s.stock), "mode": r.restock},
+    events.append(Event(EventKind.RESTOCKED, s.to_act, {"stock_size": len(s.stock), "mode": r.restock},
                         {"stock": [card_text(c) for c in s.stock]}, None))
 
 
@@ -178,7 +179,7 @@ def draw_stock(s: GameState, events: list[Event], next_phase: Phase) -> None:
     s.hands = replace_at(s.hands, seat, s.hands[seat] | (1 << card))
     s.taken = -1
     s.phase = next_phase
-    events.append(new_event(Event, ("drew", seat, {"source": "stock", "stock_size": len(s.stock)},
+    events.append(new_event(Event, (EventKind.DREW, seat, {"source": "stock", "stock_size": len(s.stock)},
                                     {"card": _TEXT(card)}, seat)))
 
 
@@ -193,7 +194,7 @@ def draw_discard(s: GameState, events: list[Event], next_phase: Phase) -> None:
     s.known = replace_at(s.known, seat, s.known[seat] | (1 << card))
     s.taken = card
     s.phase = next_phase
-    events.append(new_event(Event, ("drew", seat, {"source": "discard", "card": _TEXT(card)}, None, None)))
+    events.append(new_event(Event, (EventKind.DREW, seat, {"source": "discard", "card": _TEXT(card)}, None, None)))
 
 
 def check_in_hand(s: GameState, seat: int, cards: int) -> None:
@@ -226,7 +227,7 @@ def lay_off_card(s: GameState, seat: int, card: int, target: TableMeld, events: 
     new = TableMeld(target.id, target.owner, target.kind, target.cards | (1 << card), (*target.layoffs, (card, seat)))
     s.melds = tuple(new if m.id == target.id else m for m in s.melds)
     remove_from_hand(s, seat, 1 << card)
-    events.append(Event("laid_off", seat, {"card": card_text(card), "meld_id": target.id}))
+    events.append(Event(EventKind.LAID_OFF, seat, {"card": card_text(card), "meld_id": target.id}))
 
 
 def put_discard(s: GameState, seat: int, card: int, events: list[Event]) -> None:
@@ -234,7 +235,7 @@ def put_discard(s: GameState, seat: int, card: int, events: list[Event]) -> None
     remove_from_hand(s, seat, 1 << card)
     s.discard = (*s.discard, card)
     s.turns += 1
-    events.append(new_event(Event, ("discarded", seat, {"card": _TEXT(card)}, None, None)))
+    events.append(new_event(Event, (EventKind.DISCARDED, seat, {"card": _TEXT(card)}, None, None)))
 
 
 def replace_at(t: tuple[int, ...], i: int, v: int) -> tuple[int, ...]:

@@ -6,6 +6,7 @@ from operator import itemgetter
 
 from engine.cards import CARD_VALUE, card_text, cards_of, mask_text, mask_value, top_value
 from engine.errors import IllegalMoveError
+from engine.events import EventKind
 from engine.flow import (
     BIG_GIN,
     GIN_OUT,
@@ -161,7 +162,7 @@ def apply(s: GameState, seat: int, move: Move, events: list[Event]) -> None:
             draw_discard(s, events, DISCARD)
         elif isinstance(move, Pass):
             s.passes += 1
-            events.append(Event("passed", seat, {"card": card_text(s.discard[-1])}))
+            events.append(Event(EventKind.PASSED, seat, {"card": card_text(s.discard[-1])}))
             if s.passes == 1:
                 s.to_act = (seat + 1) % 2
             else:  # both passed: the non-dealer must draw from the stock
@@ -197,7 +198,7 @@ def apply(s: GameState, seat: int, move: Move, events: list[Event]) -> None:
             draw_discard(s, events, DISCARD)
             s.must_knock = True
         elif isinstance(move, Pass):
-            events.append(Event("passed", seat, {"card": card_text(s.discard[-1])}))
+            events.append(Event(EventKind.PASSED, seat, {"card": card_text(s.discard[-1])}))
             end_hand(s, events, STOCK_END, None, 0)
         elif isinstance(move, DrawStock):
             raise IllegalMoveError("STOCK_END", "the stock is down to 2 cards: take the last discard to knock, or pass")
@@ -293,7 +294,7 @@ def _knock(s: GameState, seat: int, move: Knock, events: list[Event]) -> None:
     s.knocker = seat
     s.knock_deadwood = dead
     s.taken = -1
-    events.append(Event("knocked", seat, {
+    events.append(Event(EventKind.KNOCKED, seat, {
         "discard": card_text(move.discard), "gin": dead == 0, "deadwood": dead,
         "melds": [tm.to_dict() for tm in s.melds if tm.id in ids],
         "deadwood_cards": [card_text(c) for c in cards_of(deadwood_cards)],
@@ -326,7 +327,8 @@ def _big_gin(s: GameState, seat: int, move: BigGin, events: list[Event]) -> None
     remove_from_hand(s, seat, hand)
     s.knocker = seat
     s.knock_deadwood = 0
-    events.append(Event("big_gin", seat, {"deadwood": 0, "melds": [tm.to_dict() for tm in s.melds if tm.id in ids]}))
+    melded = [tm.to_dict() for tm in s.melds if tm.id in ids]
+    events.append(Event(EventKind.BIG_GIN, seat, {"deadwood": 0, "melds": melded}))
     d = min_deadwood(s.hands[1 - seat])
     end_hand(s, events, BIG_GIN, seat, s.rules.big_gin_bonus + d,
              {"knocker": seat, "knocker_deadwood": 0, "defender_deadwood": d})
@@ -339,7 +341,7 @@ def _defender_meld(s: GameState, seat: int, cards: int, events: list[Event]) -> 
         raise IllegalMoveError("INVALID_MELD", f"not a set or run: {mask_text(cards)}")
     ids = _add_melds(s, seat, (cards,))
     remove_from_hand(s, seat, cards)
-    events.append(Event("melded", seat, {"meld": s.melds[-1].to_dict(), "meld_id": ids[0]}))
+    events.append(Event(EventKind.MELDED, seat, {"meld": s.melds[-1].to_dict(), "meld_id": ids[0]}))
 
 
 def _lay_off(s: GameState, seat: int, card: int, meld_id: int, events: list[Event]) -> None:
@@ -388,7 +390,7 @@ def _finish_knock(s: GameState, events: list[Event]) -> None:
     # "declared": only what was declared (melds laid down, cards laid off) is out of the deadwood
     d = min_deadwood(left) if s.rules.defender_deadwood == "best" else mask_value(left)
     detail = {"knocker": knocker, "knocker_deadwood": k, "defender_deadwood": d}
-    events.append(Event("declared", defender, {"deadwood": d}))
+    events.append(Event(EventKind.DECLARED, defender, {"deadwood": d}))
     r = s.rules
     if k < d:
         end_hand(s, events, KNOCK, knocker, d - k, detail)

@@ -7,6 +7,7 @@ it is not counted in ``hands_played``), and the match ends (``match_ended``) wit
 
 from __future__ import annotations
 
+from engine.events import EventKind
 from engine.flow import hand_info
 from engine.scoring import RESIGNED, TIME, resigned_result
 from engine.state import MATCH_OVER, Event, GameState
@@ -14,7 +15,7 @@ from engine.state import MATCH_OVER, Event, GameState
 
 def resign(s: GameState, seat: int, events: list[Event]) -> None:
     """``seat`` resigns the match in ``s`` (a private copy, not over yet), appending the events."""
-    events.append(Event("resigned", seat, {"seat": seat, "hand_no": s.hand_no, "phase": s.phase}))
+    events.append(Event(EventKind.RESIGNED, seat, {"seat": seat, "hand_no": s.hand_no, "phase": s.phase}))
     _end_match(s, seat, events, on_time=False)
 
 
@@ -29,9 +30,9 @@ def _end_match(s: GameState, seat: int, events: list[Event], *, on_time: bool) -
     info = hand_info(s, TIME if on_time else RESIGNED, None, 0, [])
     info["lost_on_time" if on_time else "resigned"] = seat
     s.last_hand = info
-    events.append(Event("hand_ended", -1, info))
+    events.append(Event(EventKind.HAND_ENDED, -1, info))
     s.result = resigned_result(s, seat, on_time=on_time)
     s.phase = MATCH_OVER
     s.to_act = -1
     s.taken = -1
-    events.append(Event("match_ended", -1, dict(s.result)))
+    events.append(Event(EventKind.MATCH_ENDED, -1, dict(s.result)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from engine.cards import card_text, cards_of, mask_text, mask_value
 from engine.errors import IllegalMoveError
+from engine.events import EventKind
 from engine.flow import (
     TURN_CAP,
     WENT_OUT,
@@ -109,7 +110,7 @@ def _meld(s: GameState, seat: int, cards: int, events: list[Event]) -> None:
     s.melds_this_turn += 1
     s.played_this_turn = True
     s.active_since_restock = True
-    events.append(Event("melded", seat, {"meld": s.melds[-1].to_dict(), "meld_id": s.melds[-1].id}))
+    events.append(Event(EventKind.MELDED, seat, {"meld": s.melds[-1].to_dict(), "meld_id": s.melds[-1].id}))
     if not s.hands[seat]:
         _go_out(s, seat, events)
 

@@ -137,12 +137,33 @@ def _legal_move_bytes(move: engine.Move) -> bytes:
 
 def event_to_proto(d: Mapping[str, Any]) -> pb.Event:
     """An Event from a viewer's event dict (``engine.event_for`` plus "version" and "index"), with the memoized
-    data Structs."""
-    return events.event_to_proto(d, _event_data)
+    data Structs and event bodies."""
+    event = pb.Event()
+    events.fill_event(event, d, _event_data, _event_body)
+    return event
 
 
 def _fill_event(event: pb.Event, d: Mapping[str, Any]) -> None:
-    events.fill_event(event, d, _event_data)
+    events.fill_event(event, d, _event_data, _event_body)
+
+
+_EVENT_BODIES: Memo[tuple[str, tuple[tuple[str, Any], ...], tuple[type, ...]], bytes] = Memo("event_bodies", 2.0)
+
+
+def _event_body(kind: str, data: dict[str, Any]) -> bytes | None:
+    # Most events carry a few plain values that recur ({"card": "TD"}, {"source": "stock", ...}): their data Struct
+    # and typed payload are encoded once (wire.events.event_body) and merged into each event (C code, faster than
+    # building either). The key has the values' types (True == 1, but a Struct tells them apart). None for an
+    # event with a list or dict inside: built every time.
+    try:
+        key = (kind, tuple(data.items()), tuple(map(type, data.values())))
+        cached = _EVENT_BODIES.get(key)
+    except TypeError:
+        return None
+    if cached is None:
+        encoded = events.event_body(kind, data)
+        cached = _EVENT_BODIES.put(key, encoded, _ENTRY_BYTES + 2 * len(encoded) + len(key[1]) * 64)
+    return cached
 
 
 _EVENT_DATA: Memo[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]], struct_pb2.Struct] = Memo("event_data", 2.0)

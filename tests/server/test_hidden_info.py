@@ -5,7 +5,7 @@ The test keeps a local engine replica of the game (same seed, same moves), so it
 cards each viewer may see: their own hand (seats), the discard pile, the table melds, and cards everyone saw taken
 from the discard pile or laid face up by a knocker. Every other card's text (say "TD") must not occur in what the
 viewer got at that version; in protobuf bytes a card is a 2-byte string, so the scan looks for b"\\x02TD", and in
-error texts for the word "TD".
+error texts for the word "TD". The scan covers an event's typed message (``Event.payload``) and its Struct alike.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ def _watch(client: Client, game: Game, token: str, into: Received) -> threading.
                 into.messages.append((snapshot.version, "snapshot", snapshot.SerializeToString()))
             else:
                 event = message.event
+                assert event.WhichOneof("payload") == event.kind  # the scan covers the typed fields too
                 into.messages.append((event.version, f"event {event.index} {event.kind}", event.SerializeToString()))
 
     thread = threading.Thread(target=read, daemon=True)
@@ -143,6 +144,7 @@ def _run(client: Client, profile: str, names: tuple[str, ...], target: int) -> N
         response = client.move(game, game.tokens[seat], move)
         mover = received[f"seat {seat}"]
         for event in response.events:
+            assert event.WhichOneof("payload") == event.kind
             mover.messages.append((event.version, f"event {event.index} {event.kind}", event.SerializeToString()))
         response.view.ClearField("last_hand")
         mover.messages.append((response.version, "move response view", response.view.SerializeToString()))

@@ -484,8 +484,9 @@ async function follow(): Promise<void> {
         render();
       } else if (u.update.case === "event") {
         const ev = u.update.value;
-        const words = ev.kind === "timed_out" ? (ev.data?.forfeit ? "out of time: the match is lost on time"
-          : "out of time: the referee moves instead") : ev.kind === "auto_moved" ? "the referee moved for this seat"
+        const typed = ev.payload; // the event's typed message (Event.payload)
+        const words = typed.case === "timedOut" ? (typed.value.forfeit ? "out of time: the match is lost on time"
+          : "out of time: the referee moves instead") : typed.case === "autoMoved" ? "the referee moved for this seat"
           : ev.kind;
         if (ev.kind !== "clock_started" && ev.kind !== "clock_stopped") { // the seats' clocks show those
           log(`${ev.version}.${ev.index} ${ev.seat === undefined ? "" : seatName(ev.seat) + ": "}${words}`);

@@ -750,7 +750,7 @@ class KnockInfo(Message[_KnockInfoFields]):
         deadwood: int
         deadwood_cards: list[str]
 
-_HandResultFields: TypeAlias = Literal["hand_number", "reason", "winner", "points", "hands", "hand_values", "scores", "knocker", "knocker_deadwood", "defender_deadwood", "going_rummy", "details"]
+_HandResultFields: TypeAlias = Literal["hand_number", "reason", "winner", "points", "hands", "hand_values", "scores", "knocker", "knocker_deadwood", "defender_deadwood", "going_rummy", "details", "melds", "hollywood", "resigned_seat", "lost_on_time_seat"]
 
 class HandResult(Message[_HandResultFields]):
     """
@@ -830,14 +830,39 @@ class HandResult(Message[_HandResultFields]):
             optional bool going_rummy = 11;
             ```
         details:
-            Anything else the engine reported about the hand (e.g. Hollywood games entered), as JSON.
+            Deprecated, kept for one release: the fields below as JSON (melds, games_entered and games, resigned,
+            lost_on_time). Read the typed fields instead.
 
             ```proto
             optional google.protobuf.Struct details = 12;
             ```
+        melds:
+            Every meld on the table when the hand ended, laid-off cards included.
+
+            ```proto
+            repeated rummy.v1.TableMeld melds = 13;
+            ```
+        hollywood:
+            Hollywood only: the games the hand's win was entered in, and every game's points after it.
+
+            ```proto
+            optional rummy.v1.HollywoodHand hollywood = 14;
+            ```
+        resigned_seat:
+            A hand ended by a resign (reason resigned): the seat that resigned.
+
+            ```proto
+            optional int32 resigned_seat = 15;
+            ```
+        lost_on_time_seat:
+            A hand ended by a loss on time (reason time): the seat that lost on time.
+
+            ```proto
+            optional int32 lost_on_time_seat = 16;
+            ```
     """
 
-    __slots__ = ("hand_number", "reason", "winner", "points", "hands", "hand_values", "scores", "knocker", "knocker_deadwood", "defender_deadwood", "going_rummy", "details")
+    __slots__ = ("hand_number", "reason", "winner", "points", "hands", "hand_values", "scores", "knocker", "knocker_deadwood", "defender_deadwood", "going_rummy", "details", "melds", "hollywood", "resigned_seat", "lost_on_time_seat")
 
     if TYPE_CHECKING:
 
@@ -856,6 +881,10 @@ class HandResult(Message[_HandResultFields]):
             defender_deadwood: int | None = None,
             going_rummy: bool | None = None,
             details: Struct | None = None,
+            melds: list[TableMeld] | None = None,
+            hollywood: HollywoodHand | None = None,
+            resigned_seat: int | None = None,
+            lost_on_time_seat: int | None = None,
         ) -> None:
             pass
 
@@ -871,8 +900,157 @@ class HandResult(Message[_HandResultFields]):
         defender_deadwood: int
         going_rummy: bool
         details: Struct | None
+        melds: list[TableMeld]
+        hollywood: HollywoodHand | None
+        resigned_seat: int
+        lost_on_time_seat: int
 
-_MatchResultFields: TypeAlias = Literal["totals", "winners", "details", "ended", "seat_ends", "resigned_seat"]
+_HollywoodHandFields: TypeAlias = Literal["games_entered", "games"]
+
+class HollywoodHand(Message[_HollywoodHandFields]):
+    """
+    Hollywood: how one hand counted in the three games.
+
+    ```proto
+    message rummy.v1.HollywoodHand
+    ```
+
+    Attributes:
+        games_entered:
+            The games (0, 1, 2) the hand's win was entered in; empty when nobody won or every game had ended.
+
+            ```proto
+            repeated int32 games_entered = 1 [packed = true];
+            ```
+        games:
+            Each of the three games' points, seat 0 first, after the hand.
+
+            ```proto
+            repeated rummy.v1.SeatPoints games = 2;
+            ```
+    """
+
+    __slots__ = ("games_entered", "games")
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            games_entered: list[int] | None = None,
+            games: list[SeatPoints] | None = None,
+        ) -> None:
+            pass
+
+        games_entered: list[int]
+        games: list[SeatPoints]
+
+_SeatPointsFields: TypeAlias = Literal["points"]
+
+class SeatPoints(Message[_SeatPointsFields]):
+    """
+    A number per seat, seat 0 first.
+
+    ```proto
+    message rummy.v1.SeatPoints
+    ```
+
+    Attributes:
+        points:
+            One per seat.
+
+            ```proto
+            repeated int32 points = 1 [packed = true];
+            ```
+    """
+
+    __slots__ = ("points",)
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            points: list[int] | None = None,
+        ) -> None:
+            pass
+
+        points: list[int]
+
+_ScoreBreakdownFields: TypeAlias = Literal["points", "boxes", "box_bonus", "game_bonus", "totals", "winners"]
+
+class ScoreBreakdown(Message[_ScoreBreakdownFields]):
+    """
+    How the totals of one scored game were made. A resigned or lost match's breakdown has `points` and `boxes`
+    only (the other fields are empty).
+
+    ```proto
+    message rummy.v1.ScoreBreakdown
+    ```
+
+    Attributes:
+        points:
+            Hand points per seat.
+
+            ```proto
+            repeated int32 points = 1 [packed = true];
+            ```
+        boxes:
+            Hands won (boxes) per seat.
+
+            ```proto
+            repeated int32 boxes = 2 [packed = true];
+            ```
+        box_bonus:
+            The box bonus of each seat (box_bonus times its boxes).
+
+            ```proto
+            repeated int32 box_bonus = 3 [packed = true];
+            ```
+        game_bonus:
+            The game (or shutout) bonus of each seat: only a sole winner of the game gets one.
+
+            ```proto
+            repeated int32 game_bonus = 4 [packed = true];
+            ```
+        totals:
+            Each seat's total: points, box bonus and game bonus.
+
+            ```proto
+            repeated int32 totals = 5 [packed = true];
+            ```
+        winners:
+            The seats with the most hand points.
+
+            ```proto
+            repeated int32 winners = 6 [packed = true];
+            ```
+    """
+
+    __slots__ = ("points", "boxes", "box_bonus", "game_bonus", "totals", "winners")
+
+    if TYPE_CHECKING:
+
+        def __init__(
+            self,
+            *,
+            points: list[int] | None = None,
+            boxes: list[int] | None = None,
+            box_bonus: list[int] | None = None,
+            game_bonus: list[int] | None = None,
+            totals: list[int] | None = None,
+            winners: list[int] | None = None,
+        ) -> None:
+            pass
+
+        points: list[int]
+        boxes: list[int]
+        box_bonus: list[int]
+        game_bonus: list[int]
+        totals: list[int]
+        winners: list[int]
+
+_MatchResultFields: TypeAlias = Literal["totals", "winners", "details", "ended", "seat_ends", "resigned_seat", "breakdown", "hollywood_games", "lost_on_time_seat"]
 
 class MatchResult(Message[_MatchResultFields]):
     """
@@ -896,7 +1074,8 @@ class MatchResult(Message[_MatchResultFields]):
             repeated int32 winners = 2 [packed = true];
             ```
         details:
-            The bonus breakdown and per-game totals (Hollywood), as JSON.
+            Deprecated, kept for one release: `breakdown` and `hollywood_games` as JSON ("detail", "games"). Read the
+            typed fields instead.
 
             ```proto
             optional google.protobuf.Struct details = 3;
@@ -919,9 +1098,28 @@ class MatchResult(Message[_MatchResultFields]):
             ```proto
             optional int32 resigned_seat = 6;
             ```
+        breakdown:
+            Gin (and Oklahoma) played to its end: the points, boxes and bonuses that made the totals. A resigned or lost
+            match of any game: the points and boxes so far. Unset: a Rummy or Hollywood match played to its end.
+
+            ```proto
+            optional rummy.v1.ScoreBreakdown breakdown = 7;
+            ```
+        hollywood_games:
+            Hollywood played to its end: the breakdown of each of the three games (the totals are their sum).
+
+            ```proto
+            repeated rummy.v1.ScoreBreakdown hollywood_games = 8;
+            ```
+        lost_on_time_seat:
+            The seat that lost on time (ended MATCH_END_TIME only).
+
+            ```proto
+            optional int32 lost_on_time_seat = 9;
+            ```
     """
 
-    __slots__ = ("totals", "winners", "details", "ended", "seat_ends", "resigned_seat")
+    __slots__ = ("totals", "winners", "details", "ended", "seat_ends", "resigned_seat", "breakdown", "hollywood_games", "lost_on_time_seat")
 
     if TYPE_CHECKING:
 
@@ -934,6 +1132,9 @@ class MatchResult(Message[_MatchResultFields]):
             ended: MatchEnd | None = None,
             seat_ends: list[SeatEnd] | None = None,
             resigned_seat: int | None = None,
+            breakdown: ScoreBreakdown | None = None,
+            hollywood_games: list[ScoreBreakdown] | None = None,
+            lost_on_time_seat: int | None = None,
         ) -> None:
             pass
 
@@ -943,6 +1144,9 @@ class MatchResult(Message[_MatchResultFields]):
         ended: MatchEnd
         seat_ends: list[SeatEnd]
         resigned_seat: int
+        breakdown: ScoreBreakdown | None
+        hollywood_games: list[ScoreBreakdown]
+        lost_on_time_seat: int
 
 _GameViewFields: TypeAlias = Literal["game_id", "version", "viewer_role", "viewer_seat", "game", "phase", "to_act", "dealer", "hand_number", "seats", "hand", "melds", "discard_pile", "stock_size", "taken_card", "turns", "hands_played", "upcard", "knock_limit", "knock", "last_hand", "result", "legal_moves", "hollywood_games_ended", "hands", "stock", "clocks", "deadline_ms"]
 
@@ -1194,7 +1398,7 @@ class GameView(Message[_GameViewFields]):
         clocks: list[SeatClock]
         deadline_ms: int
 
-_EventFields: TypeAlias = Literal["version", "index", "kind", "seat", "data", "clocks", "deadline_ms"]
+_EventFields: TypeAlias = Literal["version", "index", "kind", "seat", "data", "clocks", "deadline_ms", "hand_started", "dealt", "drew", "passed", "discarded", "knocked", "big_gin", "melded", "laid_off", "declared", "restocked", "resigned", "hand_ended", "match_ended", "clock_stopped", "clock_started", "timed_out", "auto_moved", "game_expired", "game_abandoned"]
 
 class Event(Message[_EventFields]):
     """
@@ -1233,8 +1437,7 @@ class Event(Message[_EventFields]):
             optional int32 seat = 4;
             ```
         data:
-            The event's details as JSON, cards in text form; secret fields only for the viewer allowed to see them
-            (e.g. a card drawn from the stock: its drawer and the referee).
+            Deprecated, kept for one release: the fields of `payload` as JSON, cards in text form. Read `payload`.
 
             ```proto
             optional google.protobuf.Struct data = 5;
@@ -1252,9 +1455,16 @@ class Event(Message[_EventFields]):
             ```proto
             optional int64 deadline_ms = 7;
             ```
+        payload:
+            The event's fields, typed: the message of `kind`, filled from the same viewer's cut as `data` (a secret
+            field only for the viewer allowed to see it). Unset only from a referee older than this field.
+
+            ```proto
+            oneof payload
+            ```
     """
 
-    __slots__ = ("version", "index", "kind", "seat", "data", "clocks", "deadline_ms")
+    __slots__ = ("version", "index", "kind", "seat", "data", "clocks", "deadline_ms", "payload")
 
     if TYPE_CHECKING:
 
@@ -1268,6 +1478,7 @@ class Event(Message[_EventFields]):
             data: Struct | None = None,
             clocks: list[SeatClock] | None = None,
             deadline_ms: int | None = None,
+            payload: Oneof[Literal["hand_started"], Event.HandStarted] | Oneof[Literal["dealt"], Event.Dealt] | Oneof[Literal["drew"], Event.Drew] | Oneof[Literal["passed"], Event.Passed] | Oneof[Literal["discarded"], Event.Discarded] | Oneof[Literal["knocked"], Event.Knocked] | Oneof[Literal["big_gin"], Event.BigGin] | Oneof[Literal["melded"], Event.Melded] | Oneof[Literal["laid_off"], Event.LaidOff] | Oneof[Literal["declared"], Event.Declared] | Oneof[Literal["restocked"], Event.Restocked] | Oneof[Literal["resigned"], Event.Resigned] | Oneof[Literal["hand_ended"], Event.HandEnded] | Oneof[Literal["match_ended"], Event.MatchEnded] | Oneof[Literal["clock_stopped"], Event.ClockStopped] | Oneof[Literal["clock_started"], Event.ClockStarted] | Oneof[Literal["timed_out"], Event.TimedOut] | Oneof[Literal["auto_moved"], Event.AutoMoved] | Oneof[Literal["game_expired"], Event.GameExpired] | Oneof[Literal["game_abandoned"], Event.GameAbandoned] | None = None,
         ) -> None:
             pass
 
@@ -1278,6 +1489,823 @@ class Event(Message[_EventFields]):
         data: Struct | None
         clocks: list[SeatClock]
         deadline_ms: int
+        payload: Oneof[Literal["hand_started"], Event.HandStarted] | Oneof[Literal["dealt"], Event.Dealt] | Oneof[Literal["drew"], Event.Drew] | Oneof[Literal["passed"], Event.Passed] | Oneof[Literal["discarded"], Event.Discarded] | Oneof[Literal["knocked"], Event.Knocked] | Oneof[Literal["big_gin"], Event.BigGin] | Oneof[Literal["melded"], Event.Melded] | Oneof[Literal["laid_off"], Event.LaidOff] | Oneof[Literal["declared"], Event.Declared] | Oneof[Literal["restocked"], Event.Restocked] | Oneof[Literal["resigned"], Event.Resigned] | Oneof[Literal["hand_ended"], Event.HandEnded] | Oneof[Literal["match_ended"], Event.MatchEnded] | Oneof[Literal["clock_stopped"], Event.ClockStopped] | Oneof[Literal["clock_started"], Event.ClockStarted] | Oneof[Literal["timed_out"], Event.TimedOut] | Oneof[Literal["auto_moved"], Event.AutoMoved] | Oneof[Literal["game_expired"], Event.GameExpired] | Oneof[Literal["game_abandoned"], Event.GameAbandoned] | None
+
+    _HandStartedFields: TypeAlias = Literal["hand_no", "dealer", "upcard", "stock_size", "hand_sizes", "knock_limit", "to_act"]
+
+    class HandStarted(Message[_HandStartedFields]):
+        """
+        A hand was dealt (public).
+
+        ```proto
+        message rummy.v1.Event.HandStarted
+        ```
+
+        Attributes:
+            hand_no:
+                The hand's number within the match, from 0.
+
+                ```proto
+                int32 hand_no = 1;
+                ```
+            dealer:
+                The dealing seat.
+
+                ```proto
+                int32 dealer = 2;
+                ```
+            upcard:
+                The first upcard.
+
+                ```proto
+                string upcard = 3;
+                ```
+            stock_size:
+                Cards in the stock after the deal.
+
+                ```proto
+                int32 stock_size = 4;
+                ```
+            hand_sizes:
+                Cards dealt to each seat, seat 0 first.
+
+                ```proto
+                repeated int32 hand_sizes = 5 [packed = true];
+                ```
+            knock_limit:
+                Gin: the knock limit of the deal (Oklahoma: set by the upcard); Rummy: 0.
+
+                ```proto
+                int32 knock_limit = 6;
+                ```
+            to_act:
+                The seat to act first.
+
+                ```proto
+                int32 to_act = 7;
+                ```
+        """
+
+        __slots__ = ("hand_no", "dealer", "upcard", "stock_size", "hand_sizes", "knock_limit", "to_act")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                hand_no: int = 0,
+                dealer: int = 0,
+                upcard: str = "",
+                stock_size: int = 0,
+                hand_sizes: list[int] | None = None,
+                knock_limit: int = 0,
+                to_act: int = 0,
+            ) -> None:
+                pass
+
+            hand_no: int
+            dealer: int
+            upcard: str
+            stock_size: int
+            hand_sizes: list[int]
+            knock_limit: int
+            to_act: int
+
+    _DealtFields: TypeAlias = Literal["count", "cards"]
+
+    class Dealt(Message[_DealtFields]):
+        """
+        A seat was dealt its hand (Event.seat).
+
+        ```proto
+        message rummy.v1.Event.Dealt
+        ```
+
+        Attributes:
+            count:
+                Cards dealt.
+
+                ```proto
+                int32 count = 1;
+                ```
+            cards:
+                The cards, by suit then rank: only for that seat and the referee (empty for everyone else).
+
+                ```proto
+                repeated string cards = 2;
+                ```
+        """
+
+        __slots__ = ("count", "cards")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                count: int = 0,
+                cards: list[str] | None = None,
+            ) -> None:
+                pass
+
+            count: int
+            cards: list[str]
+
+    _DrewFields: TypeAlias = Literal["source", "stock_size", "card"]
+
+    class Drew(Message[_DrewFields]):
+        """
+        A seat drew a card.
+
+        ```proto
+        message rummy.v1.Event.Drew
+        ```
+
+        Attributes:
+            source:
+                "stock" or "discard".
+
+                ```proto
+                string source = 1;
+                ```
+            stock_size:
+                From the stock: cards left in it.
+
+                ```proto
+                optional int32 stock_size = 2;
+                ```
+            card:
+                The card: drawn from the discard pile, everyone; from the stock, only the drawer and the referee.
+
+                ```proto
+                optional string card = 3;
+                ```
+        """
+
+        __slots__ = ("source", "stock_size", "card")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                source: str = "",
+                stock_size: int | None = None,
+                card: str | None = None,
+            ) -> None:
+                pass
+
+            source: str
+            stock_size: int
+            card: str
+
+    _PassedFields: TypeAlias = Literal["card"]
+
+    class Passed(Message[_PassedFields]):
+        """
+        A seat refused the upcard (take_or_pass) or the last discard (fiftieth_card).
+
+        ```proto
+        message rummy.v1.Event.Passed
+        ```
+
+        Attributes:
+            card:
+                The card refused.
+
+                ```proto
+                string card = 1;
+                ```
+        """
+
+        __slots__ = ("card",)
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                card: str = "",
+            ) -> None:
+                pass
+
+            card: str
+
+    _DiscardedFields: TypeAlias = Literal["card"]
+
+    class Discarded(Message[_DiscardedFields]):
+        """
+        A seat discarded.
+
+        ```proto
+        message rummy.v1.Event.Discarded
+        ```
+
+        Attributes:
+            card:
+                The card.
+
+                ```proto
+                string card = 1;
+                ```
+        """
+
+        __slots__ = ("card",)
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                card: str = "",
+            ) -> None:
+                pass
+
+            card: str
+
+    _KnockedFields: TypeAlias = Literal["discard", "gin", "deadwood", "melds", "deadwood_cards"]
+
+    class Knocked(Message[_KnockedFields]):
+        """
+        Gin: a seat knocked (its melds and deadwood are face up from now on).
+
+        ```proto
+        message rummy.v1.Event.Knocked
+        ```
+
+        Attributes:
+            discard:
+                The card discarded with the knock.
+
+                ```proto
+                string discard = 1;
+                ```
+            gin:
+                True: the knock is gin (no deadwood).
+
+                ```proto
+                bool gin = 2;
+                ```
+            deadwood:
+                The knocker's deadwood.
+
+                ```proto
+                int32 deadwood = 3;
+                ```
+            melds:
+                The knocker's melds, now on the table.
+
+                ```proto
+                repeated rummy.v1.TableMeld melds = 4;
+                ```
+            deadwood_cards:
+                The knocker's unmelded cards.
+
+                ```proto
+                repeated string deadwood_cards = 5;
+                ```
+        """
+
+        __slots__ = ("discard", "gin", "deadwood", "melds", "deadwood_cards")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                discard: str = "",
+                gin: bool = False,
+                deadwood: int = 0,
+                melds: list[TableMeld] | None = None,
+                deadwood_cards: list[str] | None = None,
+            ) -> None:
+                pass
+
+            discard: str
+            gin: bool
+            deadwood: int
+            melds: list[TableMeld]
+            deadwood_cards: list[str]
+
+    _BigGinFields: TypeAlias = Literal["deadwood", "melds"]
+
+    class BigGin(Message[_BigGinFields]):
+        """
+        Gin: a seat went big gin (all 11 cards melded).
+
+        ```proto
+        message rummy.v1.Event.BigGin
+        ```
+
+        Attributes:
+            deadwood:
+                Always 0.
+
+                ```proto
+                int32 deadwood = 1;
+                ```
+            melds:
+                Its melds, now on the table.
+
+                ```proto
+                repeated rummy.v1.TableMeld melds = 2;
+                ```
+        """
+
+        __slots__ = ("deadwood", "melds")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                deadwood: int = 0,
+                melds: list[TableMeld] | None = None,
+            ) -> None:
+                pass
+
+            deadwood: int
+            melds: list[TableMeld]
+
+    _MeldedFields: TypeAlias = Literal["meld", "meld_id"]
+
+    class Melded(Message[_MeldedFields]):
+        """
+        A seat put a meld on the table.
+
+        ```proto
+        message rummy.v1.Event.Melded
+        ```
+
+        Attributes:
+            meld:
+                The meld.
+
+                ```proto
+                optional rummy.v1.TableMeld meld = 1;
+                ```
+            meld_id:
+                Its id (TableMeld.id).
+
+                ```proto
+                int32 meld_id = 2;
+                ```
+        """
+
+        __slots__ = ("meld", "meld_id")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                meld: TableMeld | None = None,
+                meld_id: int = 0,
+            ) -> None:
+                pass
+
+            meld: TableMeld | None
+            meld_id: int
+
+    _LaidOffFields: TypeAlias = Literal["card", "meld_id"]
+
+    class LaidOff(Message[_LaidOffFields]):
+        """
+        A seat laid a card off on a table meld.
+
+        ```proto
+        message rummy.v1.Event.LaidOff
+        ```
+
+        Attributes:
+            card:
+                The card.
+
+                ```proto
+                string card = 1;
+                ```
+            meld_id:
+                The target meld's id.
+
+                ```proto
+                int32 meld_id = 2;
+                ```
+        """
+
+        __slots__ = ("card", "meld_id")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                card: str = "",
+                meld_id: int = 0,
+            ) -> None:
+                pass
+
+            card: str
+            meld_id: int
+
+    _DeclaredFields: TypeAlias = Literal["deadwood"]
+
+    class Declared(Message[_DeclaredFields]):
+        """
+        Gin: the defender's declaration after a knock is complete.
+
+        ```proto
+        message rummy.v1.Event.Declared
+        ```
+
+        Attributes:
+            deadwood:
+                The defender's deadwood, counted as option defender_deadwood says.
+
+                ```proto
+                int32 deadwood = 1;
+                ```
+        """
+
+        __slots__ = ("deadwood",)
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                deadwood: int = 0,
+            ) -> None:
+                pass
+
+            deadwood: int
+
+    _RestockedFields: TypeAlias = Literal["stock_size", "mode", "stock"]
+
+    class Restocked(Message[_RestockedFields]):
+        """
+        Rummy: the stock ran out and was rebuilt from the discard pile.
+
+        ```proto
+        message rummy.v1.Event.Restocked
+        ```
+
+        Attributes:
+            stock_size:
+                Cards in the new stock.
+
+                ```proto
+                int32 stock_size = 1;
+                ```
+            mode:
+                How it was rebuilt: "shuffle" or "turn_over" (option restock).
+
+                ```proto
+                string mode = 2;
+                ```
+            stock:
+                The new stock, bottom to top: the referee only (unset for everyone else).
+
+                ```proto
+                optional rummy.v1.Cards stock = 3;
+                ```
+        """
+
+        __slots__ = ("stock_size", "mode", "stock")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                stock_size: int = 0,
+                mode: str = "",
+                stock: Cards | None = None,
+            ) -> None:
+                pass
+
+            stock_size: int
+            mode: str
+            stock: Cards | None
+
+    _ResignedFields: TypeAlias = Literal["hand_no", "phase"]
+
+    class Resigned(Message[_ResignedFields]):
+        """
+        A seat resigned the match (Event.seat).
+
+        ```proto
+        message rummy.v1.Event.Resigned
+        ```
+
+        Attributes:
+            hand_no:
+                The hand in progress.
+
+                ```proto
+                int32 hand_no = 1;
+                ```
+            phase:
+                The phase it was in.
+
+                ```proto
+                rummy.v1.Phase phase = 2;
+                ```
+        """
+
+        __slots__ = ("hand_no", "phase")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                hand_no: int = 0,
+                phase: Phase | None = None,
+            ) -> None:
+                pass
+
+            hand_no: int
+            phase: Phase
+
+    _HandEndedFields: TypeAlias = Literal["result"]
+
+    class HandEnded(Message[_HandEndedFields]):
+        """
+        A hand ended; every hand is shown.
+
+        ```proto
+        message rummy.v1.Event.HandEnded
+        ```
+
+        Attributes:
+            result:
+                How it ended.
+
+                ```proto
+                optional rummy.v1.HandResult result = 1;
+                ```
+        """
+
+        __slots__ = ("result",)
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                result: HandResult | None = None,
+            ) -> None:
+                pass
+
+            result: HandResult | None
+
+    _MatchEndedFields: TypeAlias = Literal["result"]
+
+    class MatchEnded(Message[_MatchEndedFields]):
+        """
+        The match ended (the last event of the game).
+
+        ```proto
+        message rummy.v1.Event.MatchEnded
+        ```
+
+        Attributes:
+            result:
+                Its result.
+
+                ```proto
+                optional rummy.v1.MatchResult result = 1;
+                ```
+        """
+
+        __slots__ = ("result",)
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                result: MatchResult | None = None,
+            ) -> None:
+                pass
+
+            result: MatchResult | None
+
+    _ClockStoppedFields: TypeAlias = Literal["spent_ms", "remaining_ms", "at_ms"]
+
+    class ClockStopped(Message[_ClockStoppedFields]):
+        """
+        Time controls: a seat's decision ended (Event.seat: whose clock).
+
+        ```proto
+        message rummy.v1.Event.ClockStopped
+        ```
+
+        Attributes:
+            spent_ms:
+                Time the decision took.
+
+                ```proto
+                int64 spent_ms = 1;
+                ```
+            remaining_ms:
+                The seat's time left after it.
+
+                ```proto
+                int64 remaining_ms = 2;
+                ```
+            at_ms:
+                When the move committed (ms since the epoch, Redis's clock).
+
+                ```proto
+                int64 at_ms = 3;
+                ```
+        """
+
+        __slots__ = ("spent_ms", "remaining_ms", "at_ms")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                spent_ms: int = 0,
+                remaining_ms: int = 0,
+                at_ms: int = 0,
+            ) -> None:
+                pass
+
+            spent_ms: int
+            remaining_ms: int
+            at_ms: int
+
+    _ClockStartedFields: TypeAlias = Literal["started_ms", "remaining_ms"]
+
+    class ClockStarted(Message[_ClockStartedFields]):
+        """
+        Time controls: a seat's decision started (Event.seat: whose clock; its deadline: Event.deadline_ms).
+
+        ```proto
+        message rummy.v1.Event.ClockStarted
+        ```
+
+        Attributes:
+            started_ms:
+                When it started (ms since the epoch, Redis's clock).
+
+                ```proto
+                int64 started_ms = 1;
+                ```
+            remaining_ms:
+                The seat's time left at the start.
+
+                ```proto
+                int64 remaining_ms = 2;
+                ```
+        """
+
+        __slots__ = ("started_ms", "remaining_ms")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                started_ms: int = 0,
+                remaining_ms: int = 0,
+            ) -> None:
+                pass
+
+            started_ms: int
+            remaining_ms: int
+
+    _TimedOutFields: TypeAlias = Literal["policy", "deadline_ms", "forfeit"]
+
+    class TimedOut(Message[_TimedOutFields]):
+        """
+        Time controls: a seat's decision (Event.seat's) was due; the timeout policy is played for it.
+
+        ```proto
+        message rummy.v1.Event.TimedOut
+        ```
+
+        Attributes:
+            policy:
+                The game's timeout policy.
+
+                ```proto
+                rummy.v1.TimeoutPolicy.Kind policy = 1;
+                ```
+            deadline_ms:
+                The deadline that passed (ms since the epoch, Redis's clock).
+
+                ```proto
+                int64 deadline_ms = 2;
+                ```
+            forfeit:
+                True: the seat loses the match on time; false: an automatic move follows (auto_moved).
+
+                ```proto
+                bool forfeit = 3;
+                ```
+        """
+
+        __slots__ = ("policy", "deadline_ms", "forfeit")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                policy: TimeoutPolicy.Kind | None = None,
+                deadline_ms: int = 0,
+                forfeit: bool = False,
+            ) -> None:
+                pass
+
+            policy: TimeoutPolicy.Kind
+            deadline_ms: int
+            forfeit: bool
+
+    _AutoMovedFields: TypeAlias = Literal["move", "auto_moves"]
+
+    class AutoMoved(Message[_AutoMovedFields]):
+        """
+        Time controls: the referee plays an automatic move for a seat (Event.seat; the move's own events follow).
+
+        ```proto
+        message rummy.v1.Event.AutoMoved
+        ```
+
+        Attributes:
+            move:
+                The move played.
+
+                ```proto
+                optional rummy.v1.Move move = 1;
+                ```
+            auto_moves:
+                The seat's automatic moves in a row, this one included.
+
+                ```proto
+                int32 auto_moves = 2;
+                ```
+        """
+
+        __slots__ = ("move", "auto_moves")
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+                *,
+                move: Move | None = None,
+                auto_moves: int = 0,
+            ) -> None:
+                pass
+
+            move: Move | None
+            auto_moves: int
+
+    _GameExpiredFields: TypeAlias = NoReturn
+
+    class GameExpired(Message[_GameExpiredFields]):
+        """
+        Last of a watch, never in the log: the game's keys expired after a move (--idle-ttl after its last one).
+
+        ```proto
+        message rummy.v1.Event.GameExpired
+        ```
+        """
+
+        __slots__ = ()
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+            ) -> None:
+                pass
+
+    _GameAbandonedFields: TypeAlias = NoReturn
+
+    class GameAbandoned(Message[_GameAbandonedFields]):
+        """
+        Last of a watch, never in the log: the game's keys expired before any move was made.
+
+        ```proto
+        message rummy.v1.Event.GameAbandoned
+        ```
+        """
+
+        __slots__ = ()
+
+        if TYPE_CHECKING:
+
+            def __init__(
+                self,
+            ) -> None:
+                pass
 
 _TimeControlFields: TypeAlias = Literal["per_move", "clock", "bank"]
 
@@ -2158,7 +3186,7 @@ class SeatEnd(Enum):
 
 
 _DESC = file_desc(
-    b'\n\x13rummy/v1/game.proto\x12\x08rummy.v1\x1a\x1cgoogle/protobuf/struct.proto"{\n\x0bOptionValue\x12\x1f\n\nbool_value\x18\x01 \x01(\x08H\x00R\tboolValue\x12\x1d\n\tint_value\x18\x02 \x01(\x03H\x00R\x08intValue\x12#\n\x0cstring_value\x18\x03 \x01(\tH\x00R\x0bstringValueB\x07\n\x05value"\x1d\n\x05Cards\x12\x14\n\x05cards\x18\x01 \x03(\tR\x05cards".\n\x05Melds\x12%\n\x05melds\x18\x01 \x03(\x0b2\x0f.rummy.v1.CardsR\x05melds"\xa7\x07\n\x04Move\x129\n\ndraw_stock\x18\x01 \x01(\x0b2\x18.rummy.v1.Move.DrawStockH\x00R\tdrawStock\x12?\n\x0cdraw_discard\x18\x02 \x01(\x0b2\x1a.rummy.v1.Move.DrawDiscardH\x00R\x0bdrawDiscard\x126\n\tpass_turn\x18\x03 \x01(\x0b2\x17.rummy.v1.Move.PassTurnH\x00R\x08passTurn\x122\n\x07discard\x18\x04 \x01(\x0b2\x16.rummy.v1.Move.DiscardH\x00R\x07discard\x12,\n\x05knock\x18\x05 \x01(\x0b2\x14.rummy.v1.Move.KnockH\x00R\x05knock\x120\n\x07big_gin\x18\x06 \x01(\x0b2\x15.rummy.v1.Move.BigGinH\x00R\x06bigGin\x12)\n\x04meld\x18\x07 \x01(\x0b2\x13.rummy.v1.Move.MeldH\x00R\x04meld\x120\n\x07lay_off\x18\x08 \x01(\x0b2\x15.rummy.v1.Move.LayOffH\x00R\x06layOff\x122\n\x07declare\x18\t \x01(\x0b2\x16.rummy.v1.Move.DeclareH\x00R\x07declare\x12)\n\x04done\x18\n \x01(\x0b2\x13.rummy.v1.Move.DoneH\x00R\x04done\x1a\x0b\n\tDrawStock\x1a\r\n\x0bDrawDiscard\x1a\n\n\x08PassTurn\x1a\x1d\n\x07Discard\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x1aH\n\x05Knock\x12\x18\n\x07discard\x18\x01 \x01(\tR\x07discard\x12%\n\x05melds\x18\x02 \x01(\x0b2\x0f.rummy.v1.MeldsR\x05melds\x1a/\n\x06BigGin\x12%\n\x05melds\x18\x01 \x01(\x0b2\x0f.rummy.v1.MeldsR\x05melds\x1a\x1c\n\x04Meld\x12\x14\n\x05cards\x18\x01 \x03(\tR\x05cards\x1a5\n\x06LayOff\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x12\x17\n\x07meld_id\x18\x02 \x01(\x05R\x06meldId\x1at\n\x07Declare\x12%\n\x05melds\x18\x01 \x03(\x0b2\x0f.rummy.v1.CardsR\x05melds\x12.\n\x07layoffs\x18\x02 \x03(\x0b2\x14.rummy.v1.LayOffCardR\x07layoffs\x12\x12\n\x04best\x18\x03 \x01(\x08R\x04best\x1a\x06\n\x04DoneB\x06\n\x04move"9\n\nLayOffCard\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x12\x17\n\x07meld_id\x18\x02 \x01(\x05R\x06meldId"1\n\x07LaidOff\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x12\x12\n\x04seat\x18\x02 \x01(\x05R\x04seat"\x9c\x01\n\tTableMeld\x12\x0e\n\x02id\x18\x01 \x01(\x05R\x02id\x12\x14\n\x05owner\x18\x02 \x01(\x05R\x05owner\x12&\n\x04kind\x18\x03 \x01(\x0e2\x12.rummy.v1.MeldKindR\x04kind\x12\x14\n\x05cards\x18\x04 \x03(\tR\x05cards\x12+\n\x07layoffs\x18\x05 \x03(\x0b2\x11.rummy.v1.LaidOffR\x07layoffs"\xbb\x02\n\x08SeatView\x12\x12\n\x04seat\x18\x01 \x01(\x05R\x04seat\x12!\n\x0cdisplay_name\x18\x02 \x01(\tR\x0bdisplayName\x12&\n\x04kind\x18\x03 \x01(\x0e2\x12.rummy.v1.SeatKindR\x04kind\x12\x12\n\x04open\x18\x04 \x01(\x08R\x04open\x12\x1b\n\thand_size\x18\x05 \x01(\x05R\x08handSize\x12\x1f\n\x0bknown_cards\x18\x06 \x03(\tR\nknownCards\x12\x14\n\x05score\x18\x07 \x01(\x05R\x05score\x12\x14\n\x05boxes\x18\x08 \x01(\x05R\x05boxes\x12)\n\x10hollywood_scores\x18\t \x03(\x05R\x0fhollywoodScores\x12\'\n\x0fhollywood_boxes\x18\n \x03(\x05R\x0ehollywoodBoxes"h\n\tKnockInfo\x12\x18\n\x07knocker\x18\x01 \x01(\x05R\x07knocker\x12\x1a\n\x08deadwood\x18\x02 \x01(\x05R\x08deadwood\x12%\n\x0edeadwood_cards\x18\x03 \x03(\tR\rdeadwoodCards"\x86\x04\n\nHandResult\x12\x1f\n\x0bhand_number\x18\x01 \x01(\x05R\nhandNumber\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1b\n\x06winner\x18\x03 \x01(\x05H\x00R\x06winner\x88\x01\x01\x12\x16\n\x06points\x18\x04 \x01(\x05R\x06points\x12%\n\x05hands\x18\x05 \x03(\x0b2\x0f.rummy.v1.CardsR\x05hands\x12\x1f\n\x0bhand_values\x18\x06 \x03(\x05R\nhandValues\x12\x16\n\x06scores\x18\x07 \x03(\x05R\x06scores\x12\x1d\n\x07knocker\x18\x08 \x01(\x05H\x01R\x07knocker\x88\x01\x01\x12.\n\x10knocker_deadwood\x18\t \x01(\x05H\x02R\x0fknockerDeadwood\x88\x01\x01\x120\n\x11defender_deadwood\x18\n \x01(\x05H\x03R\x10defenderDeadwood\x88\x01\x01\x12$\n\x0bgoing_rummy\x18\x0b \x01(\x08H\x04R\ngoingRummy\x88\x01\x01\x121\n\x07details\x18\x0c \x01(\x0b2\x17.google.protobuf.StructR\x07detailsB\t\n\x07_winnerB\n\n\x08_knockerB\x13\n\x11_knocker_deadwoodB\x14\n\x12_defender_deadwoodB\x0e\n\x0c_going_rummy"\x88\x02\n\x0bMatchResult\x12\x16\n\x06totals\x18\x01 \x03(\x05R\x06totals\x12\x18\n\x07winners\x18\x02 \x03(\x05R\x07winners\x121\n\x07details\x18\x03 \x01(\x0b2\x17.google.protobuf.StructR\x07details\x12(\n\x05ended\x18\x04 \x01(\x0e2\x12.rummy.v1.MatchEndR\x05ended\x12.\n\tseat_ends\x18\x05 \x03(\x0e2\x11.rummy.v1.SeatEndR\x08seatEnds\x12(\n\rresigned_seat\x18\x06 \x01(\x05H\x00R\x0cresignedSeat\x88\x01\x01B\x10\n\x0e_resigned_seat"\xda\x08\n\x08GameView\x12\x17\n\x07game_id\x18\x01 \x01(\tR\x06gameId\x12\x18\n\x07version\x18\x02 \x01(\x04R\x07version\x12/\n\x0bviewer_role\x18\x03 \x01(\x0e2\x0e.rummy.v1.RoleR\nviewerRole\x12$\n\x0bviewer_seat\x18\x04 \x01(\x05H\x00R\nviewerSeat\x88\x01\x01\x12&\n\x04game\x18\x05 \x01(\x0e2\x12.rummy.v1.GameKindR\x04game\x12%\n\x05phase\x18\x06 \x01(\x0e2\x0f.rummy.v1.PhaseR\x05phase\x12\x1a\n\x06to_act\x18\x07 \x01(\x05H\x01R\x05toAct\x88\x01\x01\x12\x16\n\x06dealer\x18\x08 \x01(\x05R\x06dealer\x12\x1f\n\x0bhand_number\x18\t \x01(\x05R\nhandNumber\x12(\n\x05seats\x18\n \x03(\x0b2\x12.rummy.v1.SeatViewR\x05seats\x12\x12\n\x04hand\x18\x0b \x03(\tR\x04hand\x12)\n\x05melds\x18\x0c \x03(\x0b2\x13.rummy.v1.TableMeldR\x05melds\x12!\n\x0cdiscard_pile\x18\r \x03(\tR\x0bdiscardPile\x12\x1d\n\nstock_size\x18\x0e \x01(\x05R\tstockSize\x12"\n\ntaken_card\x18\x0f \x01(\tH\x02R\ttakenCard\x88\x01\x01\x12\x14\n\x05turns\x18\x10 \x01(\x05R\x05turns\x12!\n\x0chands_played\x18\x11 \x01(\x05R\x0bhandsPlayed\x12\x1b\n\x06upcard\x18\x12 \x01(\tH\x03R\x06upcard\x88\x01\x01\x12$\n\x0bknock_limit\x18\x13 \x01(\x05H\x04R\nknockLimit\x88\x01\x01\x12)\n\x05knock\x18\x14 \x01(\x0b2\x13.rummy.v1.KnockInfoR\x05knock\x121\n\tlast_hand\x18\x15 \x01(\x0b2\x14.rummy.v1.HandResultR\x08lastHand\x12-\n\x06result\x18\x16 \x01(\x0b2\x15.rummy.v1.MatchResultR\x06result\x12/\n\x0blegal_moves\x18\x17 \x03(\x0b2\x0e.rummy.v1.MoveR\nlegalMoves\x122\n\x15hollywood_games_ended\x18\x18 \x03(\x08R\x13hollywoodGamesEnded\x12%\n\x05hands\x18\x19 \x03(\x0b2\x0f.rummy.v1.CardsR\x05hands\x12\x14\n\x05stock\x18\x1a \x03(\tR\x05stock\x12+\n\x06clocks\x18\x1b \x03(\x0b2\x13.rummy.v1.SeatClockR\x06clocks\x12$\n\x0bdeadline_ms\x18\x1c \x01(\x03H\x05R\ndeadlineMs\x88\x01\x01B\x0e\n\x0c_viewer_seatB\t\n\x07_to_actB\r\n\x0b_taken_cardB\t\n\x07_upcardB\x0e\n\x0c_knock_limitB\x0e\n\x0c_deadline_ms"\xfd\x01\n\x05Event\x12\x18\n\x07version\x18\x01 \x01(\x04R\x07version\x12\x14\n\x05index\x18\x02 \x01(\rR\x05index\x12\x12\n\x04kind\x18\x03 \x01(\tR\x04kind\x12\x17\n\x04seat\x18\x04 \x01(\x05H\x00R\x04seat\x88\x01\x01\x12+\n\x04data\x18\x05 \x01(\x0b2\x17.google.protobuf.StructR\x04data\x12+\n\x06clocks\x18\x06 \x03(\x0b2\x13.rummy.v1.SeatClockR\x06clocks\x12$\n\x0bdeadline_ms\x18\x07 \x01(\x03H\x01R\ndeadlineMs\x88\x01\x01B\x07\n\x05_seatB\x0e\n\x0c_deadline_ms"\xed\x02\n\x0bTimeControl\x12:\n\x08per_move\x18\x01 \x01(\x0b2\x1d.rummy.v1.TimeControl.PerMoveH\x00R\x07perMove\x123\n\x05clock\x18\x02 \x01(\x0b2\x1b.rummy.v1.TimeControl.ClockH\x00R\x05clock\x120\n\x04bank\x18\x03 \x01(\x0b2\x1a.rummy.v1.TimeControl.BankH\x00R\x04bank\x1a$\n\x07PerMove\x12\x19\n\x08limit_ms\x18\x01 \x01(\x03R\x07limitMs\x1aI\n\x05Clock\x12\x1d\n\ninitial_ms\x18\x01 \x01(\x03R\tinitialMs\x12!\n\x0cincrement_ms\x18\x02 \x01(\x03R\x0bincrementMs\x1aB\n\x04Bank\x12!\n\x0callowance_ms\x18\x01 \x01(\x03R\x0ballowanceMs\x12\x17\n\x07bank_ms\x18\x02 \x01(\x03R\x06bankMsB\x06\n\x04kind"\xb1\x01\n\rTimeoutPolicy\x120\n\x04kind\x18\x01 \x01(\x0e2\x1c.rummy.v1.TimeoutPolicy.KindR\x04kind\x12$\n\x0emax_auto_moves\x18\x02 \x01(\x05R\x0cmaxAutoMoves"H\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12KIND_FORFEIT_MATCH\x10\x01\x12\x12\n\x0eKIND_AUTO_MOVE\x10\x02"\xe4\x01\n\tSeatClock\x12\x12\n\x04seat\x18\x01 \x01(\x05R\x04seat\x12!\n\x0cremaining_ms\x18\x02 \x01(\x03R\x0bremainingMs\x12\x18\n\x07running\x18\x03 \x01(\x08R\x07running\x12"\n\nstarted_ms\x18\x04 \x01(\x03H\x00R\tstartedMs\x88\x01\x01\x12$\n\x0bdeadline_ms\x18\x05 \x01(\x03H\x01R\ndeadlineMs\x88\x01\x01\x12\x1d\n\nauto_moves\x18\x06 \x01(\x05R\tautoMovesB\r\n\x0b_started_msB\x0e\n\x0c_deadline_ms"{\n\x08SeatSpec\x12!\n\x0cdisplay_name\x18\x01 \x01(\tR\x0bdisplayName\x12&\n\x04kind\x18\x02 \x01(\x0e2\x12.rummy.v1.SeatKindR\x04kind\x12\x12\n\x04open\x18\x03 \x01(\x08R\x04open\x12\x10\n\x03bot\x18\x04 \x01(\tR\x03bot"\xef\x04\n\x0cGameSettings\x12\x18\n\x07profile\x18\x01 \x01(\tR\x07profile\x12=\n\x07options\x18\x02 \x03(\x0b2#.rummy.v1.GameSettings.OptionsEntryR\x07options\x12(\n\x05seats\x18\x03 \x03(\x0b2\x12.rummy.v1.SeatSpecR\x05seats\x12-\n\x12spectators_allowed\x18\x04 \x01(\x08R\x11spectatorsAllowed\x12\'\n\x0forganizer_deals\x18\x05 \x01(\x08R\x0eorganizerDeals\x12\'\n\x0fseed_commitment\x18\x06 \x01(\tR\x0eseedCommitment\x12\x12\n\x04seed\x18\x07 \x01(\x0cR\x04seed\x127\n\x0cpreset_deals\x18\x08 \x03(\x0b2\x14.rummy.v1.PresetDealR\x0bpresetDeals\x128\n\x0ctime_control\x18\t \x01(\x0b2\x15.rummy.v1.TimeControlR\x0btimeControl\x12>\n\x0etimeout_policy\x18\n \x01(\x0b2\x17.rummy.v1.TimeoutPolicyR\rtimeoutPolicy\x12A\n\x0fspectator_delay\x18\x0b \x01(\x0b2\x18.rummy.v1.SpectatorDelayR\x0espectatorDelay\x1aQ\n\x0cOptionsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12+\n\x05value\x18\x02 \x01(\x0b2\x15.rummy.v1.OptionValueR\x05value:\x028\x01"L\n\x0eSpectatorDelay\x12\x14\n\x05moves\x18\x01 \x01(\rR\x05moves\x12$\n\x0euntil_hand_end\x18\x02 \x01(\x08R\x0cuntilHandEnd"y\n\nPresetDeal\x12\x16\n\x06dealer\x18\x01 \x01(\x05R\x06dealer\x12%\n\x05hands\x18\x02 \x03(\x0b2\x0f.rummy.v1.CardsR\x05hands\x12\x16\n\x06upcard\x18\x03 \x01(\tR\x06upcard\x12\x14\n\x05stock\x18\x04 \x03(\tR\x05stock*M\n\x08GameKind\x12\x19\n\x15GAME_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rGAME_KIND_GIN\x10\x01\x12\x13\n\x0fGAME_KIND_RUMMY\x10\x02*\xa6\x01\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x16\n\x12PHASE_TAKE_OR_PASS\x10\x01\x12\x0e\n\nPHASE_DRAW\x10\x02\x12\x11\n\rPHASE_DISCARD\x10\x03\x12\x0e\n\nPHASE_PLAY\x10\x04\x12\x10\n\x0cPHASE_LAYOFF\x10\x05\x12\x13\n\x0fPHASE_LAST_CARD\x10\x06\x12\x14\n\x10PHASE_MATCH_OVER\x10\x07*Q\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_SEAT\x10\x01\x12\x12\n\x0eROLE_SPECTATOR\x10\x02\x12\x10\n\x0cROLE_REFEREE\x10\x03*M\n\x08SeatKind\x12\x19\n\x15SEAT_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0fSEAT_KIND_HUMAN\x10\x01\x12\x11\n\rSEAT_KIND_BOT\x10\x02*K\n\x08MeldKind\x12\x19\n\x15MELD_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rMELD_KIND_SET\x10\x01\x12\x11\n\rMELD_KIND_RUN\x10\x02*\x83\x01\n\x08MatchEnd\x12\x19\n\x15MATCH_END_UNSPECIFIED\x10\x00\x12\x17\n\x13MATCH_END_COMPLETED\x10\x01\x12\x16\n\x12MATCH_END_RESIGNED\x10\x02\x12\x12\n\x0eMATCH_END_TIME\x10\x03\x12\x17\n\x13MATCH_END_ORGANIZER\x10\x04*\x91\x01\n\x07SeatEnd\x12\x18\n\x14SEAT_END_UNSPECIFIED\x10\x00\x12\x15\n\x11SEAT_END_FINISHED\x10\x01\x12\x15\n\x11SEAT_END_RESIGNED\x10\x02\x12\x19\n\x15SEAT_END_LOST_ON_TIME\x10\x03\x12#\n\x1fSEAT_END_FORFEITED_BY_ORGANIZER\x10\x04b\x06proto3',
+    b'\n\x13rummy/v1/game.proto\x12\x08rummy.v1\x1a\x1cgoogle/protobuf/struct.proto"{\n\x0bOptionValue\x12\x1f\n\nbool_value\x18\x01 \x01(\x08H\x00R\tboolValue\x12\x1d\n\tint_value\x18\x02 \x01(\x03H\x00R\x08intValue\x12#\n\x0cstring_value\x18\x03 \x01(\tH\x00R\x0bstringValueB\x07\n\x05value"\x1d\n\x05Cards\x12\x14\n\x05cards\x18\x01 \x03(\tR\x05cards".\n\x05Melds\x12%\n\x05melds\x18\x01 \x03(\x0b2\x0f.rummy.v1.CardsR\x05melds"\xa7\x07\n\x04Move\x129\n\ndraw_stock\x18\x01 \x01(\x0b2\x18.rummy.v1.Move.DrawStockH\x00R\tdrawStock\x12?\n\x0cdraw_discard\x18\x02 \x01(\x0b2\x1a.rummy.v1.Move.DrawDiscardH\x00R\x0bdrawDiscard\x126\n\tpass_turn\x18\x03 \x01(\x0b2\x17.rummy.v1.Move.PassTurnH\x00R\x08passTurn\x122\n\x07discard\x18\x04 \x01(\x0b2\x16.rummy.v1.Move.DiscardH\x00R\x07discard\x12,\n\x05knock\x18\x05 \x01(\x0b2\x14.rummy.v1.Move.KnockH\x00R\x05knock\x120\n\x07big_gin\x18\x06 \x01(\x0b2\x15.rummy.v1.Move.BigGinH\x00R\x06bigGin\x12)\n\x04meld\x18\x07 \x01(\x0b2\x13.rummy.v1.Move.MeldH\x00R\x04meld\x120\n\x07lay_off\x18\x08 \x01(\x0b2\x15.rummy.v1.Move.LayOffH\x00R\x06layOff\x122\n\x07declare\x18\t \x01(\x0b2\x16.rummy.v1.Move.DeclareH\x00R\x07declare\x12)\n\x04done\x18\n \x01(\x0b2\x13.rummy.v1.Move.DoneH\x00R\x04done\x1a\x0b\n\tDrawStock\x1a\r\n\x0bDrawDiscard\x1a\n\n\x08PassTurn\x1a\x1d\n\x07Discard\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x1aH\n\x05Knock\x12\x18\n\x07discard\x18\x01 \x01(\tR\x07discard\x12%\n\x05melds\x18\x02 \x01(\x0b2\x0f.rummy.v1.MeldsR\x05melds\x1a/\n\x06BigGin\x12%\n\x05melds\x18\x01 \x01(\x0b2\x0f.rummy.v1.MeldsR\x05melds\x1a\x1c\n\x04Meld\x12\x14\n\x05cards\x18\x01 \x03(\tR\x05cards\x1a5\n\x06LayOff\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x12\x17\n\x07meld_id\x18\x02 \x01(\x05R\x06meldId\x1at\n\x07Declare\x12%\n\x05melds\x18\x01 \x03(\x0b2\x0f.rummy.v1.CardsR\x05melds\x12.\n\x07layoffs\x18\x02 \x03(\x0b2\x14.rummy.v1.LayOffCardR\x07layoffs\x12\x12\n\x04best\x18\x03 \x01(\x08R\x04best\x1a\x06\n\x04DoneB\x06\n\x04move"9\n\nLayOffCard\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x12\x17\n\x07meld_id\x18\x02 \x01(\x05R\x06meldId"1\n\x07LaidOff\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x12\x12\n\x04seat\x18\x02 \x01(\x05R\x04seat"\x9c\x01\n\tTableMeld\x12\x0e\n\x02id\x18\x01 \x01(\x05R\x02id\x12\x14\n\x05owner\x18\x02 \x01(\x05R\x05owner\x12&\n\x04kind\x18\x03 \x01(\x0e2\x12.rummy.v1.MeldKindR\x04kind\x12\x14\n\x05cards\x18\x04 \x03(\tR\x05cards\x12+\n\x07layoffs\x18\x05 \x03(\x0b2\x11.rummy.v1.LaidOffR\x07layoffs"\xbb\x02\n\x08SeatView\x12\x12\n\x04seat\x18\x01 \x01(\x05R\x04seat\x12!\n\x0cdisplay_name\x18\x02 \x01(\tR\x0bdisplayName\x12&\n\x04kind\x18\x03 \x01(\x0e2\x12.rummy.v1.SeatKindR\x04kind\x12\x12\n\x04open\x18\x04 \x01(\x08R\x04open\x12\x1b\n\thand_size\x18\x05 \x01(\x05R\x08handSize\x12\x1f\n\x0bknown_cards\x18\x06 \x03(\tR\nknownCards\x12\x14\n\x05score\x18\x07 \x01(\x05R\x05score\x12\x14\n\x05boxes\x18\x08 \x01(\x05R\x05boxes\x12)\n\x10hollywood_scores\x18\t \x03(\x05R\x0fhollywoodScores\x12\'\n\x0fhollywood_boxes\x18\n \x03(\x05R\x0ehollywoodBoxes"h\n\tKnockInfo\x12\x18\n\x07knocker\x18\x01 \x01(\x05R\x07knocker\x12\x1a\n\x08deadwood\x18\x02 \x01(\x05R\x08deadwood\x12%\n\x0edeadwood_cards\x18\x03 \x03(\tR\rdeadwoodCards"\xea\x05\n\nHandResult\x12\x1f\n\x0bhand_number\x18\x01 \x01(\x05R\nhandNumber\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1b\n\x06winner\x18\x03 \x01(\x05H\x00R\x06winner\x88\x01\x01\x12\x16\n\x06points\x18\x04 \x01(\x05R\x06points\x12%\n\x05hands\x18\x05 \x03(\x0b2\x0f.rummy.v1.CardsR\x05hands\x12\x1f\n\x0bhand_values\x18\x06 \x03(\x05R\nhandValues\x12\x16\n\x06scores\x18\x07 \x03(\x05R\x06scores\x12\x1d\n\x07knocker\x18\x08 \x01(\x05H\x01R\x07knocker\x88\x01\x01\x12.\n\x10knocker_deadwood\x18\t \x01(\x05H\x02R\x0fknockerDeadwood\x88\x01\x01\x120\n\x11defender_deadwood\x18\n \x01(\x05H\x03R\x10defenderDeadwood\x88\x01\x01\x12$\n\x0bgoing_rummy\x18\x0b \x01(\x08H\x04R\ngoingRummy\x88\x01\x01\x121\n\x07details\x18\x0c \x01(\x0b2\x17.google.protobuf.StructR\x07details\x12)\n\x05melds\x18\r \x03(\x0b2\x13.rummy.v1.TableMeldR\x05melds\x125\n\thollywood\x18\x0e \x01(\x0b2\x17.rummy.v1.HollywoodHandR\thollywood\x12(\n\rresigned_seat\x18\x0f \x01(\x05H\x05R\x0cresignedSeat\x88\x01\x01\x12.\n\x11lost_on_time_seat\x18\x10 \x01(\x05H\x06R\x0elostOnTimeSeat\x88\x01\x01B\t\n\x07_winnerB\n\n\x08_knockerB\x13\n\x11_knocker_deadwoodB\x14\n\x12_defender_deadwoodB\x0e\n\x0c_going_rummyB\x10\n\x0e_resigned_seatB\x14\n\x12_lost_on_time_seat"`\n\rHollywoodHand\x12#\n\rgames_entered\x18\x01 \x03(\x05R\x0cgamesEntered\x12*\n\x05games\x18\x02 \x03(\x0b2\x14.rummy.v1.SeatPointsR\x05games"$\n\nSeatPoints\x12\x16\n\x06points\x18\x01 \x03(\x05R\x06points"\xac\x01\n\x0eScoreBreakdown\x12\x16\n\x06points\x18\x01 \x03(\x05R\x06points\x12\x14\n\x05boxes\x18\x02 \x03(\x05R\x05boxes\x12\x1b\n\tbox_bonus\x18\x03 \x03(\x05R\x08boxBonus\x12\x1d\n\ngame_bonus\x18\x04 \x03(\x05R\tgameBonus\x12\x16\n\x06totals\x18\x05 \x03(\x05R\x06totals\x12\x18\n\x07winners\x18\x06 \x03(\x05R\x07winners"\xc9\x03\n\x0bMatchResult\x12\x16\n\x06totals\x18\x01 \x03(\x05R\x06totals\x12\x18\n\x07winners\x18\x02 \x03(\x05R\x07winners\x121\n\x07details\x18\x03 \x01(\x0b2\x17.google.protobuf.StructR\x07details\x12(\n\x05ended\x18\x04 \x01(\x0e2\x12.rummy.v1.MatchEndR\x05ended\x12.\n\tseat_ends\x18\x05 \x03(\x0e2\x11.rummy.v1.SeatEndR\x08seatEnds\x12(\n\rresigned_seat\x18\x06 \x01(\x05H\x00R\x0cresignedSeat\x88\x01\x01\x126\n\tbreakdown\x18\x07 \x01(\x0b2\x18.rummy.v1.ScoreBreakdownR\tbreakdown\x12A\n\x0fhollywood_games\x18\x08 \x03(\x0b2\x18.rummy.v1.ScoreBreakdownR\x0ehollywoodGames\x12.\n\x11lost_on_time_seat\x18\t \x01(\x05H\x01R\x0elostOnTimeSeat\x88\x01\x01B\x10\n\x0e_resigned_seatB\x14\n\x12_lost_on_time_seat"\xda\x08\n\x08GameView\x12\x17\n\x07game_id\x18\x01 \x01(\tR\x06gameId\x12\x18\n\x07version\x18\x02 \x01(\x04R\x07version\x12/\n\x0bviewer_role\x18\x03 \x01(\x0e2\x0e.rummy.v1.RoleR\nviewerRole\x12$\n\x0bviewer_seat\x18\x04 \x01(\x05H\x00R\nviewerSeat\x88\x01\x01\x12&\n\x04game\x18\x05 \x01(\x0e2\x12.rummy.v1.GameKindR\x04game\x12%\n\x05phase\x18\x06 \x01(\x0e2\x0f.rummy.v1.PhaseR\x05phase\x12\x1a\n\x06to_act\x18\x07 \x01(\x05H\x01R\x05toAct\x88\x01\x01\x12\x16\n\x06dealer\x18\x08 \x01(\x05R\x06dealer\x12\x1f\n\x0bhand_number\x18\t \x01(\x05R\nhandNumber\x12(\n\x05seats\x18\n \x03(\x0b2\x12.rummy.v1.SeatViewR\x05seats\x12\x12\n\x04hand\x18\x0b \x03(\tR\x04hand\x12)\n\x05melds\x18\x0c \x03(\x0b2\x13.rummy.v1.TableMeldR\x05melds\x12!\n\x0cdiscard_pile\x18\r \x03(\tR\x0bdiscardPile\x12\x1d\n\nstock_size\x18\x0e \x01(\x05R\tstockSize\x12"\n\ntaken_card\x18\x0f \x01(\tH\x02R\ttakenCard\x88\x01\x01\x12\x14\n\x05turns\x18\x10 \x01(\x05R\x05turns\x12!\n\x0chands_played\x18\x11 \x01(\x05R\x0bhandsPlayed\x12\x1b\n\x06upcard\x18\x12 \x01(\tH\x03R\x06upcard\x88\x01\x01\x12$\n\x0bknock_limit\x18\x13 \x01(\x05H\x04R\nknockLimit\x88\x01\x01\x12)\n\x05knock\x18\x14 \x01(\x0b2\x13.rummy.v1.KnockInfoR\x05knock\x121\n\tlast_hand\x18\x15 \x01(\x0b2\x14.rummy.v1.HandResultR\x08lastHand\x12-\n\x06result\x18\x16 \x01(\x0b2\x15.rummy.v1.MatchResultR\x06result\x12/\n\x0blegal_moves\x18\x17 \x03(\x0b2\x0e.rummy.v1.MoveR\nlegalMoves\x122\n\x15hollywood_games_ended\x18\x18 \x03(\x08R\x13hollywoodGamesEnded\x12%\n\x05hands\x18\x19 \x03(\x0b2\x0f.rummy.v1.CardsR\x05hands\x12\x14\n\x05stock\x18\x1a \x03(\tR\x05stock\x12+\n\x06clocks\x18\x1b \x03(\x0b2\x13.rummy.v1.SeatClockR\x06clocks\x12$\n\x0bdeadline_ms\x18\x1c \x01(\x03H\x05R\ndeadlineMs\x88\x01\x01B\x0e\n\x0c_viewer_seatB\t\n\x07_to_actB\r\n\x0b_taken_cardB\t\n\x07_upcardB\x0e\n\x0c_knock_limitB\x0e\n\x0c_deadline_ms"\xb9\x17\n\x05Event\x12\x18\n\x07version\x18\x01 \x01(\x04R\x07version\x12\x14\n\x05index\x18\x02 \x01(\rR\x05index\x12\x12\n\x04kind\x18\x03 \x01(\tR\x04kind\x12\x17\n\x04seat\x18\x04 \x01(\x05H\x01R\x04seat\x88\x01\x01\x12+\n\x04data\x18\x05 \x01(\x0b2\x17.google.protobuf.StructR\x04data\x12+\n\x06clocks\x18\x06 \x03(\x0b2\x13.rummy.v1.SeatClockR\x06clocks\x12$\n\x0bdeadline_ms\x18\x07 \x01(\x03H\x02R\ndeadlineMs\x88\x01\x01\x12@\n\x0chand_started\x18\n \x01(\x0b2\x1b.rummy.v1.Event.HandStartedH\x00R\x0bhandStarted\x12-\n\x05dealt\x18\x0b \x01(\x0b2\x15.rummy.v1.Event.DealtH\x00R\x05dealt\x12*\n\x04drew\x18\x0c \x01(\x0b2\x14.rummy.v1.Event.DrewH\x00R\x04drew\x120\n\x06passed\x18\r \x01(\x0b2\x16.rummy.v1.Event.PassedH\x00R\x06passed\x129\n\tdiscarded\x18\x0e \x01(\x0b2\x19.rummy.v1.Event.DiscardedH\x00R\tdiscarded\x123\n\x07knocked\x18\x0f \x01(\x0b2\x17.rummy.v1.Event.KnockedH\x00R\x07knocked\x121\n\x07big_gin\x18\x10 \x01(\x0b2\x16.rummy.v1.Event.BigGinH\x00R\x06bigGin\x120\n\x06melded\x18\x11 \x01(\x0b2\x16.rummy.v1.Event.MeldedH\x00R\x06melded\x124\n\x08laid_off\x18\x12 \x01(\x0b2\x17.rummy.v1.Event.LaidOffH\x00R\x07laidOff\x126\n\x08declared\x18\x13 \x01(\x0b2\x18.rummy.v1.Event.DeclaredH\x00R\x08declared\x129\n\trestocked\x18\x14 \x01(\x0b2\x19.rummy.v1.Event.RestockedH\x00R\trestocked\x126\n\x08resigned\x18\x15 \x01(\x0b2\x18.rummy.v1.Event.ResignedH\x00R\x08resigned\x12:\n\nhand_ended\x18\x16 \x01(\x0b2\x19.rummy.v1.Event.HandEndedH\x00R\thandEnded\x12=\n\x0bmatch_ended\x18\x17 \x01(\x0b2\x1a.rummy.v1.Event.MatchEndedH\x00R\nmatchEnded\x12C\n\rclock_stopped\x18\x18 \x01(\x0b2\x1c.rummy.v1.Event.ClockStoppedH\x00R\x0cclockStopped\x12C\n\rclock_started\x18\x19 \x01(\x0b2\x1c.rummy.v1.Event.ClockStartedH\x00R\x0cclockStarted\x127\n\ttimed_out\x18\x1a \x01(\x0b2\x18.rummy.v1.Event.TimedOutH\x00R\x08timedOut\x12:\n\nauto_moved\x18\x1b \x01(\x0b2\x19.rummy.v1.Event.AutoMovedH\x00R\tautoMoved\x12@\n\x0cgame_expired\x18\x1c \x01(\x0b2\x1b.rummy.v1.Event.GameExpiredH\x00R\x0bgameExpired\x12F\n\x0egame_abandoned\x18\x1d \x01(\x0b2\x1d.rummy.v1.Event.GameAbandonedH\x00R\rgameAbandoned\x1a\xcc\x01\n\x0bHandStarted\x12\x17\n\x07hand_no\x18\x01 \x01(\x05R\x06handNo\x12\x16\n\x06dealer\x18\x02 \x01(\x05R\x06dealer\x12\x16\n\x06upcard\x18\x03 \x01(\tR\x06upcard\x12\x1d\n\nstock_size\x18\x04 \x01(\x05R\tstockSize\x12\x1d\n\nhand_sizes\x18\x05 \x03(\x05R\thandSizes\x12\x1f\n\x0bknock_limit\x18\x06 \x01(\x05R\nknockLimit\x12\x15\n\x06to_act\x18\x07 \x01(\x05R\x05toAct\x1a3\n\x05Dealt\x12\x14\n\x05count\x18\x01 \x01(\x05R\x05count\x12\x14\n\x05cards\x18\x02 \x03(\tR\x05cards\x1as\n\x04Drew\x12\x16\n\x06source\x18\x01 \x01(\tR\x06source\x12"\n\nstock_size\x18\x02 \x01(\x05H\x00R\tstockSize\x88\x01\x01\x12\x17\n\x04card\x18\x03 \x01(\tH\x01R\x04card\x88\x01\x01B\r\n\x0b_stock_sizeB\x07\n\x05_card\x1a\x1c\n\x06Passed\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x1a\x1f\n\tDiscarded\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x1a\xa3\x01\n\x07Knocked\x12\x18\n\x07discard\x18\x01 \x01(\tR\x07discard\x12\x10\n\x03gin\x18\x02 \x01(\x08R\x03gin\x12\x1a\n\x08deadwood\x18\x03 \x01(\x05R\x08deadwood\x12)\n\x05melds\x18\x04 \x03(\x0b2\x13.rummy.v1.TableMeldR\x05melds\x12%\n\x0edeadwood_cards\x18\x05 \x03(\tR\rdeadwoodCards\x1aO\n\x06BigGin\x12\x1a\n\x08deadwood\x18\x01 \x01(\x05R\x08deadwood\x12)\n\x05melds\x18\x02 \x03(\x0b2\x13.rummy.v1.TableMeldR\x05melds\x1aJ\n\x06Melded\x12\'\n\x04meld\x18\x01 \x01(\x0b2\x13.rummy.v1.TableMeldR\x04meld\x12\x17\n\x07meld_id\x18\x02 \x01(\x05R\x06meldId\x1a6\n\x07LaidOff\x12\x12\n\x04card\x18\x01 \x01(\tR\x04card\x12\x17\n\x07meld_id\x18\x02 \x01(\x05R\x06meldId\x1a&\n\x08Declared\x12\x1a\n\x08deadwood\x18\x01 \x01(\x05R\x08deadwood\x1ae\n\tRestocked\x12\x1d\n\nstock_size\x18\x01 \x01(\x05R\tstockSize\x12\x12\n\x04mode\x18\x02 \x01(\tR\x04mode\x12%\n\x05stock\x18\x03 \x01(\x0b2\x0f.rummy.v1.CardsR\x05stock\x1aJ\n\x08Resigned\x12\x17\n\x07hand_no\x18\x01 \x01(\x05R\x06handNo\x12%\n\x05phase\x18\x02 \x01(\x0e2\x0f.rummy.v1.PhaseR\x05phase\x1a9\n\tHandEnded\x12,\n\x06result\x18\x01 \x01(\x0b2\x14.rummy.v1.HandResultR\x06result\x1a;\n\nMatchEnded\x12-\n\x06result\x18\x01 \x01(\x0b2\x15.rummy.v1.MatchResultR\x06result\x1aa\n\x0cClockStopped\x12\x19\n\x08spent_ms\x18\x01 \x01(\x03R\x07spentMs\x12!\n\x0cremaining_ms\x18\x02 \x01(\x03R\x0bremainingMs\x12\x13\n\x05at_ms\x18\x03 \x01(\x03R\x04atMs\x1aP\n\x0cClockStarted\x12\x1d\n\nstarted_ms\x18\x01 \x01(\x03R\tstartedMs\x12!\n\x0cremaining_ms\x18\x02 \x01(\x03R\x0bremainingMs\x1a{\n\x08TimedOut\x124\n\x06policy\x18\x01 \x01(\x0e2\x1c.rummy.v1.TimeoutPolicy.KindR\x06policy\x12\x1f\n\x0bdeadline_ms\x18\x02 \x01(\x03R\ndeadlineMs\x12\x18\n\x07forfeit\x18\x03 \x01(\x08R\x07forfeit\x1aN\n\tAutoMoved\x12"\n\x04move\x18\x01 \x01(\x0b2\x0e.rummy.v1.MoveR\x04move\x12\x1d\n\nauto_moves\x18\x02 \x01(\x05R\tautoMoves\x1a\r\n\x0bGameExpired\x1a\x0f\n\rGameAbandonedB\t\n\x07payloadB\x07\n\x05_seatB\x0e\n\x0c_deadline_ms"\xed\x02\n\x0bTimeControl\x12:\n\x08per_move\x18\x01 \x01(\x0b2\x1d.rummy.v1.TimeControl.PerMoveH\x00R\x07perMove\x123\n\x05clock\x18\x02 \x01(\x0b2\x1b.rummy.v1.TimeControl.ClockH\x00R\x05clock\x120\n\x04bank\x18\x03 \x01(\x0b2\x1a.rummy.v1.TimeControl.BankH\x00R\x04bank\x1a$\n\x07PerMove\x12\x19\n\x08limit_ms\x18\x01 \x01(\x03R\x07limitMs\x1aI\n\x05Clock\x12\x1d\n\ninitial_ms\x18\x01 \x01(\x03R\tinitialMs\x12!\n\x0cincrement_ms\x18\x02 \x01(\x03R\x0bincrementMs\x1aB\n\x04Bank\x12!\n\x0callowance_ms\x18\x01 \x01(\x03R\x0ballowanceMs\x12\x17\n\x07bank_ms\x18\x02 \x01(\x03R\x06bankMsB\x06\n\x04kind"\xb1\x01\n\rTimeoutPolicy\x120\n\x04kind\x18\x01 \x01(\x0e2\x1c.rummy.v1.TimeoutPolicy.KindR\x04kind\x12$\n\x0emax_auto_moves\x18\x02 \x01(\x05R\x0cmaxAutoMoves"H\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12KIND_FORFEIT_MATCH\x10\x01\x12\x12\n\x0eKIND_AUTO_MOVE\x10\x02"\xe4\x01\n\tSeatClock\x12\x12\n\x04seat\x18\x01 \x01(\x05R\x04seat\x12!\n\x0cremaining_ms\x18\x02 \x01(\x03R\x0bremainingMs\x12\x18\n\x07running\x18\x03 \x01(\x08R\x07running\x12"\n\nstarted_ms\x18\x04 \x01(\x03H\x00R\tstartedMs\x88\x01\x01\x12$\n\x0bdeadline_ms\x18\x05 \x01(\x03H\x01R\ndeadlineMs\x88\x01\x01\x12\x1d\n\nauto_moves\x18\x06 \x01(\x05R\tautoMovesB\r\n\x0b_started_msB\x0e\n\x0c_deadline_ms"{\n\x08SeatSpec\x12!\n\x0cdisplay_name\x18\x01 \x01(\tR\x0bdisplayName\x12&\n\x04kind\x18\x02 \x01(\x0e2\x12.rummy.v1.SeatKindR\x04kind\x12\x12\n\x04open\x18\x03 \x01(\x08R\x04open\x12\x10\n\x03bot\x18\x04 \x01(\tR\x03bot"\xef\x04\n\x0cGameSettings\x12\x18\n\x07profile\x18\x01 \x01(\tR\x07profile\x12=\n\x07options\x18\x02 \x03(\x0b2#.rummy.v1.GameSettings.OptionsEntryR\x07options\x12(\n\x05seats\x18\x03 \x03(\x0b2\x12.rummy.v1.SeatSpecR\x05seats\x12-\n\x12spectators_allowed\x18\x04 \x01(\x08R\x11spectatorsAllowed\x12\'\n\x0forganizer_deals\x18\x05 \x01(\x08R\x0eorganizerDeals\x12\'\n\x0fseed_commitment\x18\x06 \x01(\tR\x0eseedCommitment\x12\x12\n\x04seed\x18\x07 \x01(\x0cR\x04seed\x127\n\x0cpreset_deals\x18\x08 \x03(\x0b2\x14.rummy.v1.PresetDealR\x0bpresetDeals\x128\n\x0ctime_control\x18\t \x01(\x0b2\x15.rummy.v1.TimeControlR\x0btimeControl\x12>\n\x0etimeout_policy\x18\n \x01(\x0b2\x17.rummy.v1.TimeoutPolicyR\rtimeoutPolicy\x12A\n\x0fspectator_delay\x18\x0b \x01(\x0b2\x18.rummy.v1.SpectatorDelayR\x0espectatorDelay\x1aQ\n\x0cOptionsEntry\x12\x10\n\x03key\x18\x01 \x01(\tR\x03key\x12+\n\x05value\x18\x02 \x01(\x0b2\x15.rummy.v1.OptionValueR\x05value:\x028\x01"L\n\x0eSpectatorDelay\x12\x14\n\x05moves\x18\x01 \x01(\rR\x05moves\x12$\n\x0euntil_hand_end\x18\x02 \x01(\x08R\x0cuntilHandEnd"y\n\nPresetDeal\x12\x16\n\x06dealer\x18\x01 \x01(\x05R\x06dealer\x12%\n\x05hands\x18\x02 \x03(\x0b2\x0f.rummy.v1.CardsR\x05hands\x12\x16\n\x06upcard\x18\x03 \x01(\tR\x06upcard\x12\x14\n\x05stock\x18\x04 \x03(\tR\x05stock*M\n\x08GameKind\x12\x19\n\x15GAME_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rGAME_KIND_GIN\x10\x01\x12\x13\n\x0fGAME_KIND_RUMMY\x10\x02*\xa6\x01\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x16\n\x12PHASE_TAKE_OR_PASS\x10\x01\x12\x0e\n\nPHASE_DRAW\x10\x02\x12\x11\n\rPHASE_DISCARD\x10\x03\x12\x0e\n\nPHASE_PLAY\x10\x04\x12\x10\n\x0cPHASE_LAYOFF\x10\x05\x12\x13\n\x0fPHASE_LAST_CARD\x10\x06\x12\x14\n\x10PHASE_MATCH_OVER\x10\x07*Q\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_SEAT\x10\x01\x12\x12\n\x0eROLE_SPECTATOR\x10\x02\x12\x10\n\x0cROLE_REFEREE\x10\x03*M\n\x08SeatKind\x12\x19\n\x15SEAT_KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0fSEAT_KIND_HUMAN\x10\x01\x12\x11\n\rSEAT_KIND_BOT\x10\x02*K\n\x08MeldKind\x12\x19\n\x15MELD_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rMELD_KIND_SET\x10\x01\x12\x11\n\rMELD_KIND_RUN\x10\x02*\x83\x01\n\x08MatchEnd\x12\x19\n\x15MATCH_END_UNSPECIFIED\x10\x00\x12\x17\n\x13MATCH_END_COMPLETED\x10\x01\x12\x16\n\x12MATCH_END_RESIGNED\x10\x02\x12\x12\n\x0eMATCH_END_TIME\x10\x03\x12\x17\n\x13MATCH_END_ORGANIZER\x10\x04*\x91\x01\n\x07SeatEnd\x12\x18\n\x14SEAT_END_UNSPECIFIED\x10\x00\x12\x15\n\x11SEAT_END_FINISHED\x10\x01\x12\x15\n\x11SEAT_END_RESIGNED\x10\x02\x12\x19\n\x15SEAT_END_LOST_ON_TIME\x10\x03\x12#\n\x1fSEAT_END_FORFEITED_BY_ORGANIZER\x10\x04b\x06proto3',
     [
         struct_pb.desc(),
     ],
@@ -2183,9 +3211,32 @@ _DESC = file_desc(
         "SeatView": SeatView,
         "KnockInfo": KnockInfo,
         "HandResult": HandResult,
+        "HollywoodHand": HollywoodHand,
+        "SeatPoints": SeatPoints,
+        "ScoreBreakdown": ScoreBreakdown,
         "MatchResult": MatchResult,
         "GameView": GameView,
         "Event": Event,
+        "Event.HandStarted": Event.HandStarted,
+        "Event.Dealt": Event.Dealt,
+        "Event.Drew": Event.Drew,
+        "Event.Passed": Event.Passed,
+        "Event.Discarded": Event.Discarded,
+        "Event.Knocked": Event.Knocked,
+        "Event.BigGin": Event.BigGin,
+        "Event.Melded": Event.Melded,
+        "Event.LaidOff": Event.LaidOff,
+        "Event.Declared": Event.Declared,
+        "Event.Restocked": Event.Restocked,
+        "Event.Resigned": Event.Resigned,
+        "Event.HandEnded": Event.HandEnded,
+        "Event.MatchEnded": Event.MatchEnded,
+        "Event.ClockStopped": Event.ClockStopped,
+        "Event.ClockStarted": Event.ClockStarted,
+        "Event.TimedOut": Event.TimedOut,
+        "Event.AutoMoved": Event.AutoMoved,
+        "Event.GameExpired": Event.GameExpired,
+        "Event.GameAbandoned": Event.GameAbandoned,
         "TimeControl": TimeControl,
         "TimeControl.PerMove": TimeControl.PerMove,
         "TimeControl.Clock": TimeControl.Clock,

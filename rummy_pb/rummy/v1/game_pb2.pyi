@@ -816,6 +816,10 @@ class HandResult(_message.Message):
     DEFENDER_DEADWOOD_FIELD_NUMBER: _builtins.int
     GOING_RUMMY_FIELD_NUMBER: _builtins.int
     DETAILS_FIELD_NUMBER: _builtins.int
+    MELDS_FIELD_NUMBER: _builtins.int
+    HOLLYWOOD_FIELD_NUMBER: _builtins.int
+    RESIGNED_SEAT_FIELD_NUMBER: _builtins.int
+    LOST_ON_TIME_SEAT_FIELD_NUMBER: _builtins.int
     hand_number: _builtins.int
     """Hand number within the match, from 0."""
     reason: _builtins.str
@@ -836,6 +840,10 @@ class HandResult(_message.Message):
     """
     going_rummy: _builtins.bool
     """Rummy: the winner went rummy (went out in one turn)."""
+    resigned_seat: _builtins.int
+    """A hand ended by a resign (reason resigned): the seat that resigned."""
+    lost_on_time_seat: _builtins.int
+    """A hand ended by a loss on time (reason time): the seat that lost on time."""
     @_builtins.property
     def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___Cards]:
         """Every seat's cards left in hand at the end."""
@@ -850,7 +858,17 @@ class HandResult(_message.Message):
 
     @_builtins.property
     def details(self) -> _struct_pb2.Struct:
-        """Anything else the engine reported about the hand (e.g. Hollywood games entered), as JSON."""
+        """Deprecated, kept for one release: the fields below as JSON (melds, games_entered and games, resigned,
+        lost_on_time). Read the typed fields instead.
+        """
+
+    @_builtins.property
+    def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableMeld]:
+        """Every meld on the table when the hand ended, laid-off cards included."""
+
+    @_builtins.property
+    def hollywood(self) -> Global___HollywoodHand:
+        """Hollywood only: the games the hand's win was entered in, and every game's points after it."""
 
     def __init__(
         self,
@@ -867,10 +885,14 @@ class HandResult(_message.Message):
         defender_deadwood: _builtins.int | None = ...,
         going_rummy: _builtins.bool | None = ...,
         details: _struct_pb2.Struct | None = ...,
+        melds: _abc.Iterable[Global___TableMeld] | None = ...,
+        hollywood: Global___HollywoodHand | None = ...,
+        resigned_seat: _builtins.int | None = ...,
+        lost_on_time_seat: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_defender_deadwood", b"_defender_deadwood", "_going_rummy", b"_going_rummy", "_knocker", b"_knocker", "_knocker_deadwood", b"_knocker_deadwood", "_winner", b"_winner", "defender_deadwood", b"defender_deadwood", "details", b"details", "going_rummy", b"going_rummy", "knocker", b"knocker", "knocker_deadwood", b"knocker_deadwood", "winner", b"winner"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_defender_deadwood", b"_defender_deadwood", "_going_rummy", b"_going_rummy", "_knocker", b"_knocker", "_knocker_deadwood", b"_knocker_deadwood", "_lost_on_time_seat", b"_lost_on_time_seat", "_resigned_seat", b"_resigned_seat", "_winner", b"_winner", "defender_deadwood", b"defender_deadwood", "details", b"details", "going_rummy", b"going_rummy", "hollywood", b"hollywood", "knocker", b"knocker", "knocker_deadwood", b"knocker_deadwood", "lost_on_time_seat", b"lost_on_time_seat", "resigned_seat", b"resigned_seat", "winner", b"winner"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_defender_deadwood", b"_defender_deadwood", "_going_rummy", b"_going_rummy", "_knocker", b"_knocker", "_knocker_deadwood", b"_knocker_deadwood", "_winner", b"_winner", "defender_deadwood", b"defender_deadwood", "details", b"details", "going_rummy", b"going_rummy", "hand_number", b"hand_number", "hand_values", b"hand_values", "hands", b"hands", "knocker", b"knocker", "knocker_deadwood", b"knocker_deadwood", "points", b"points", "reason", b"reason", "scores", b"scores", "winner", b"winner"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_defender_deadwood", b"_defender_deadwood", "_going_rummy", b"_going_rummy", "_knocker", b"_knocker", "_knocker_deadwood", b"_knocker_deadwood", "_lost_on_time_seat", b"_lost_on_time_seat", "_resigned_seat", b"_resigned_seat", "_winner", b"_winner", "defender_deadwood", b"defender_deadwood", "details", b"details", "going_rummy", b"going_rummy", "hand_number", b"hand_number", "hand_values", b"hand_values", "hands", b"hands", "hollywood", b"hollywood", "knocker", b"knocker", "knocker_deadwood", b"knocker_deadwood", "lost_on_time_seat", b"lost_on_time_seat", "melds", b"melds", "points", b"points", "reason", b"reason", "resigned_seat", b"resigned_seat", "scores", b"scores", "winner", b"winner"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__defender_deadwood: _TypeAlias = _typing.Literal["defender_deadwood"]  # noqa: Y015
     _WhichOneofArgType__defender_deadwood: _TypeAlias = _typing.Literal["_defender_deadwood", b"_defender_deadwood"]  # noqa: Y015
@@ -880,6 +902,10 @@ class HandResult(_message.Message):
     _WhichOneofArgType__knocker: _TypeAlias = _typing.Literal["_knocker", b"_knocker"]  # noqa: Y015
     _WhichOneofReturnType__knocker_deadwood: _TypeAlias = _typing.Literal["knocker_deadwood"]  # noqa: Y015
     _WhichOneofArgType__knocker_deadwood: _TypeAlias = _typing.Literal["_knocker_deadwood", b"_knocker_deadwood"]  # noqa: Y015
+    _WhichOneofReturnType__lost_on_time_seat: _TypeAlias = _typing.Literal["lost_on_time_seat"]  # noqa: Y015
+    _WhichOneofArgType__lost_on_time_seat: _TypeAlias = _typing.Literal["_lost_on_time_seat", b"_lost_on_time_seat"]  # noqa: Y015
+    _WhichOneofReturnType__resigned_seat: _TypeAlias = _typing.Literal["resigned_seat"]  # noqa: Y015
+    _WhichOneofArgType__resigned_seat: _TypeAlias = _typing.Literal["_resigned_seat", b"_resigned_seat"]  # noqa: Y015
     _WhichOneofReturnType__winner: _TypeAlias = _typing.Literal["winner"]  # noqa: Y015
     _WhichOneofArgType__winner: _TypeAlias = _typing.Literal["_winner", b"_winner"]  # noqa: Y015
     @_typing.overload
@@ -891,9 +917,123 @@ class HandResult(_message.Message):
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__knocker_deadwood) -> _WhichOneofReturnType__knocker_deadwood | None: ...
     @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__lost_on_time_seat) -> _WhichOneofReturnType__lost_on_time_seat | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__resigned_seat) -> _WhichOneofReturnType__resigned_seat | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__winner) -> _WhichOneofReturnType__winner | None: ...
 
 Global___HandResult: _TypeAlias = HandResult  # noqa: Y015
+
+@_typing.final
+class HollywoodHand(_message.Message):
+    """Hollywood: how one hand counted in the three games."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAMES_ENTERED_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def games_entered(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The games (0, 1, 2) the hand's win was entered in; empty when nobody won or every game had ended."""
+
+    @_builtins.property
+    def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatPoints]:
+        """Each of the three games' points, seat 0 first, after the hand."""
+
+    def __init__(
+        self,
+        *,
+        games_entered: _abc.Iterable[_builtins.int] | None = ...,
+        games: _abc.Iterable[Global___SeatPoints] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "games_entered", b"games_entered"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HollywoodHand: _TypeAlias = HollywoodHand  # noqa: Y015
+
+@_typing.final
+class SeatPoints(_message.Message):
+    """A number per seat, seat 0 first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POINTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """One per seat."""
+
+    def __init__(
+        self,
+        *,
+        points: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["points", b"points"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatPoints: _TypeAlias = SeatPoints  # noqa: Y015
+
+@_typing.final
+class ScoreBreakdown(_message.Message):
+    """How the totals of one scored game were made. A resigned or lost match's breakdown has `points` and `boxes`
+    only (the other fields are empty).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POINTS_FIELD_NUMBER: _builtins.int
+    BOXES_FIELD_NUMBER: _builtins.int
+    BOX_BONUS_FIELD_NUMBER: _builtins.int
+    GAME_BONUS_FIELD_NUMBER: _builtins.int
+    TOTALS_FIELD_NUMBER: _builtins.int
+    WINNERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Hand points per seat."""
+
+    @_builtins.property
+    def boxes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Hands won (boxes) per seat."""
+
+    @_builtins.property
+    def box_bonus(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The box bonus of each seat (box_bonus times its boxes)."""
+
+    @_builtins.property
+    def game_bonus(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The game (or shutout) bonus of each seat: only a sole winner of the game gets one."""
+
+    @_builtins.property
+    def totals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Each seat's total: points, box bonus and game bonus."""
+
+    @_builtins.property
+    def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The seats with the most hand points."""
+
+    def __init__(
+        self,
+        *,
+        points: _abc.Iterable[_builtins.int] | None = ...,
+        boxes: _abc.Iterable[_builtins.int] | None = ...,
+        box_bonus: _abc.Iterable[_builtins.int] | None = ...,
+        game_bonus: _abc.Iterable[_builtins.int] | None = ...,
+        totals: _abc.Iterable[_builtins.int] | None = ...,
+        winners: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["box_bonus", b"box_bonus", "boxes", b"boxes", "game_bonus", b"game_bonus", "points", b"points", "totals", b"totals", "winners", b"winners"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScoreBreakdown: _TypeAlias = ScoreBreakdown  # noqa: Y015
 
 @_typing.final
 class MatchResult(_message.Message):
@@ -907,10 +1047,15 @@ class MatchResult(_message.Message):
     ENDED_FIELD_NUMBER: _builtins.int
     SEAT_ENDS_FIELD_NUMBER: _builtins.int
     RESIGNED_SEAT_FIELD_NUMBER: _builtins.int
+    BREAKDOWN_FIELD_NUMBER: _builtins.int
+    HOLLYWOOD_GAMES_FIELD_NUMBER: _builtins.int
+    LOST_ON_TIME_SEAT_FIELD_NUMBER: _builtins.int
     ended: Global___MatchEnd.ValueType
     """How the match ended."""
     resigned_seat: _builtins.int
     """The seat that resigned (ended MATCH_END_RESIGNED only)."""
+    lost_on_time_seat: _builtins.int
+    """The seat that lost on time (ended MATCH_END_TIME only)."""
     @_builtins.property
     def totals(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Final total of each seat, bonuses included."""
@@ -921,11 +1066,23 @@ class MatchResult(_message.Message):
 
     @_builtins.property
     def details(self) -> _struct_pb2.Struct:
-        """The bonus breakdown and per-game totals (Hollywood), as JSON."""
+        """Deprecated, kept for one release: `breakdown` and `hollywood_games` as JSON ("detail", "games"). Read the
+        typed fields instead.
+        """
 
     @_builtins.property
     def seat_ends(self) -> _containers.RepeatedScalarFieldContainer[Global___SeatEnd.ValueType]:
         """How it ended for each seat, seat 0 first."""
+
+    @_builtins.property
+    def breakdown(self) -> Global___ScoreBreakdown:
+        """Gin (and Oklahoma) played to its end: the points, boxes and bonuses that made the totals. A resigned or lost
+        match of any game: the points and boxes so far. Unset: a Rummy or Hollywood match played to its end.
+        """
+
+    @_builtins.property
+    def hollywood_games(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScoreBreakdown]:
+        """Hollywood played to its end: the breakdown of each of the three games (the totals are their sum)."""
 
     def __init__(
         self,
@@ -936,13 +1093,21 @@ class MatchResult(_message.Message):
         ended: Global___MatchEnd.ValueType = ...,
         seat_ends: _abc.Iterable[Global___SeatEnd.ValueType] | None = ...,
         resigned_seat: _builtins.int | None = ...,
+        breakdown: Global___ScoreBreakdown | None = ...,
+        hollywood_games: _abc.Iterable[Global___ScoreBreakdown] | None = ...,
+        lost_on_time_seat: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_resigned_seat", b"_resigned_seat", "details", b"details", "resigned_seat", b"resigned_seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_lost_on_time_seat", b"_lost_on_time_seat", "_resigned_seat", b"_resigned_seat", "breakdown", b"breakdown", "details", b"details", "lost_on_time_seat", b"lost_on_time_seat", "resigned_seat", b"resigned_seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_resigned_seat", b"_resigned_seat", "details", b"details", "ended", b"ended", "resigned_seat", b"resigned_seat", "seat_ends", b"seat_ends", "totals", b"totals", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_lost_on_time_seat", b"_lost_on_time_seat", "_resigned_seat", b"_resigned_seat", "breakdown", b"breakdown", "details", b"details", "ended", b"ended", "hollywood_games", b"hollywood_games", "lost_on_time_seat", b"lost_on_time_seat", "resigned_seat", b"resigned_seat", "seat_ends", b"seat_ends", "totals", b"totals", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__lost_on_time_seat: _TypeAlias = _typing.Literal["lost_on_time_seat"]  # noqa: Y015
+    _WhichOneofArgType__lost_on_time_seat: _TypeAlias = _typing.Literal["_lost_on_time_seat", b"_lost_on_time_seat"]  # noqa: Y015
     _WhichOneofReturnType__resigned_seat: _TypeAlias = _typing.Literal["resigned_seat"]  # noqa: Y015
     _WhichOneofArgType__resigned_seat: _TypeAlias = _typing.Literal["_resigned_seat", b"_resigned_seat"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__lost_on_time_seat) -> _WhichOneofReturnType__lost_on_time_seat | None: ...
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__resigned_seat) -> _WhichOneofReturnType__resigned_seat | None: ...
 
 Global___MatchResult: _TypeAlias = MatchResult  # noqa: Y015
@@ -1133,6 +1298,523 @@ class Event(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class HandStarted(_message.Message):
+        """A hand was dealt (public)."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        HAND_NO_FIELD_NUMBER: _builtins.int
+        DEALER_FIELD_NUMBER: _builtins.int
+        UPCARD_FIELD_NUMBER: _builtins.int
+        STOCK_SIZE_FIELD_NUMBER: _builtins.int
+        HAND_SIZES_FIELD_NUMBER: _builtins.int
+        KNOCK_LIMIT_FIELD_NUMBER: _builtins.int
+        TO_ACT_FIELD_NUMBER: _builtins.int
+        hand_no: _builtins.int
+        """The hand's number within the match, from 0."""
+        dealer: _builtins.int
+        """The dealing seat."""
+        upcard: _builtins.str
+        """The first upcard."""
+        stock_size: _builtins.int
+        """Cards in the stock after the deal."""
+        knock_limit: _builtins.int
+        """Gin: the knock limit of the deal (Oklahoma: set by the upcard); Rummy: 0."""
+        to_act: _builtins.int
+        """The seat to act first."""
+        @_builtins.property
+        def hand_sizes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+            """Cards dealt to each seat, seat 0 first."""
+
+        def __init__(
+            self,
+            *,
+            hand_no: _builtins.int = ...,
+            dealer: _builtins.int = ...,
+            upcard: _builtins.str = ...,
+            stock_size: _builtins.int = ...,
+            hand_sizes: _abc.Iterable[_builtins.int] | None = ...,
+            knock_limit: _builtins.int = ...,
+            to_act: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["dealer", b"dealer", "hand_no", b"hand_no", "hand_sizes", b"hand_sizes", "knock_limit", b"knock_limit", "stock_size", b"stock_size", "to_act", b"to_act", "upcard", b"upcard"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class Dealt(_message.Message):
+        """A seat was dealt its hand (Event.seat)."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        COUNT_FIELD_NUMBER: _builtins.int
+        CARDS_FIELD_NUMBER: _builtins.int
+        count: _builtins.int
+        """Cards dealt."""
+        @_builtins.property
+        def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+            """The cards, by suit then rank: only for that seat and the referee (empty for everyone else)."""
+
+        def __init__(
+            self,
+            *,
+            count: _builtins.int = ...,
+            cards: _abc.Iterable[_builtins.str] | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "count", b"count"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class Drew(_message.Message):
+        """A seat drew a card."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        SOURCE_FIELD_NUMBER: _builtins.int
+        STOCK_SIZE_FIELD_NUMBER: _builtins.int
+        CARD_FIELD_NUMBER: _builtins.int
+        source: _builtins.str
+        """"stock" or "discard"."""
+        stock_size: _builtins.int
+        """From the stock: cards left in it."""
+        card: _builtins.str
+        """The card: drawn from the discard pile, everyone; from the stock, only the drawer and the referee."""
+        def __init__(
+            self,
+            *,
+            source: _builtins.str = ...,
+            stock_size: _builtins.int | None = ...,
+            card: _builtins.str | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["_card", b"_card", "_stock_size", b"_stock_size", "card", b"card", "stock_size", b"stock_size"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["_card", b"_card", "_stock_size", b"_stock_size", "card", b"card", "source", b"source", "stock_size", b"stock_size"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        _WhichOneofReturnType__card: _TypeAlias = _typing.Literal["card"]  # noqa: Y015
+        _WhichOneofArgType__card: _TypeAlias = _typing.Literal["_card", b"_card"]  # noqa: Y015
+        _WhichOneofReturnType__stock_size: _TypeAlias = _typing.Literal["stock_size"]  # noqa: Y015
+        _WhichOneofArgType__stock_size: _TypeAlias = _typing.Literal["_stock_size", b"_stock_size"]  # noqa: Y015
+        @_typing.overload
+        def WhichOneof(self, oneof_group: _WhichOneofArgType__card) -> _WhichOneofReturnType__card | None: ...
+        @_typing.overload
+        def WhichOneof(self, oneof_group: _WhichOneofArgType__stock_size) -> _WhichOneofReturnType__stock_size | None: ...
+
+    @_typing.final
+    class Passed(_message.Message):
+        """A seat refused the upcard (take_or_pass) or the last discard (fiftieth_card)."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        CARD_FIELD_NUMBER: _builtins.int
+        card: _builtins.str
+        """The card refused."""
+        def __init__(
+            self,
+            *,
+            card: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class Discarded(_message.Message):
+        """A seat discarded."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        CARD_FIELD_NUMBER: _builtins.int
+        card: _builtins.str
+        """The card."""
+        def __init__(
+            self,
+            *,
+            card: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class Knocked(_message.Message):
+        """Gin: a seat knocked (its melds and deadwood are face up from now on)."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        DISCARD_FIELD_NUMBER: _builtins.int
+        GIN_FIELD_NUMBER: _builtins.int
+        DEADWOOD_FIELD_NUMBER: _builtins.int
+        MELDS_FIELD_NUMBER: _builtins.int
+        DEADWOOD_CARDS_FIELD_NUMBER: _builtins.int
+        discard: _builtins.str
+        """The card discarded with the knock."""
+        gin: _builtins.bool
+        """True: the knock is gin (no deadwood)."""
+        deadwood: _builtins.int
+        """The knocker's deadwood."""
+        @_builtins.property
+        def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableMeld]:
+            """The knocker's melds, now on the table."""
+
+        @_builtins.property
+        def deadwood_cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+            """The knocker's unmelded cards."""
+
+        def __init__(
+            self,
+            *,
+            discard: _builtins.str = ...,
+            gin: _builtins.bool = ...,
+            deadwood: _builtins.int = ...,
+            melds: _abc.Iterable[Global___TableMeld] | None = ...,
+            deadwood_cards: _abc.Iterable[_builtins.str] | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["deadwood", b"deadwood", "deadwood_cards", b"deadwood_cards", "discard", b"discard", "gin", b"gin", "melds", b"melds"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class BigGin(_message.Message):
+        """Gin: a seat went big gin (all 11 cards melded)."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        DEADWOOD_FIELD_NUMBER: _builtins.int
+        MELDS_FIELD_NUMBER: _builtins.int
+        deadwood: _builtins.int
+        """Always 0."""
+        @_builtins.property
+        def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableMeld]:
+            """Its melds, now on the table."""
+
+        def __init__(
+            self,
+            *,
+            deadwood: _builtins.int = ...,
+            melds: _abc.Iterable[Global___TableMeld] | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["deadwood", b"deadwood", "melds", b"melds"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class Melded(_message.Message):
+        """A seat put a meld on the table."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        MELD_FIELD_NUMBER: _builtins.int
+        MELD_ID_FIELD_NUMBER: _builtins.int
+        meld_id: _builtins.int
+        """Its id (TableMeld.id)."""
+        @_builtins.property
+        def meld(self) -> Global___TableMeld:
+            """The meld."""
+
+        def __init__(
+            self,
+            *,
+            meld: Global___TableMeld | None = ...,
+            meld_id: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["meld", b"meld"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["meld", b"meld", "meld_id", b"meld_id"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class LaidOff(_message.Message):
+        """A seat laid a card off on a table meld."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        CARD_FIELD_NUMBER: _builtins.int
+        MELD_ID_FIELD_NUMBER: _builtins.int
+        card: _builtins.str
+        """The card."""
+        meld_id: _builtins.int
+        """The target meld's id."""
+        def __init__(
+            self,
+            *,
+            card: _builtins.str = ...,
+            meld_id: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "meld_id", b"meld_id"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class Declared(_message.Message):
+        """Gin: the defender's declaration after a knock is complete."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        DEADWOOD_FIELD_NUMBER: _builtins.int
+        deadwood: _builtins.int
+        """The defender's deadwood, counted as option defender_deadwood says."""
+        def __init__(
+            self,
+            *,
+            deadwood: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["deadwood", b"deadwood"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class Restocked(_message.Message):
+        """Rummy: the stock ran out and was rebuilt from the discard pile."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        STOCK_SIZE_FIELD_NUMBER: _builtins.int
+        MODE_FIELD_NUMBER: _builtins.int
+        STOCK_FIELD_NUMBER: _builtins.int
+        stock_size: _builtins.int
+        """Cards in the new stock."""
+        mode: _builtins.str
+        """How it was rebuilt: "shuffle" or "turn_over" (option restock)."""
+        @_builtins.property
+        def stock(self) -> Global___Cards:
+            """The new stock, bottom to top: the referee only (unset for everyone else)."""
+
+        def __init__(
+            self,
+            *,
+            stock_size: _builtins.int = ...,
+            mode: _builtins.str = ...,
+            stock: Global___Cards | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["stock", b"stock"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["mode", b"mode", "stock", b"stock", "stock_size", b"stock_size"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class Resigned(_message.Message):
+        """A seat resigned the match (Event.seat)."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        HAND_NO_FIELD_NUMBER: _builtins.int
+        PHASE_FIELD_NUMBER: _builtins.int
+        hand_no: _builtins.int
+        """The hand in progress."""
+        phase: Global___Phase.ValueType
+        """The phase it was in."""
+        def __init__(
+            self,
+            *,
+            hand_no: _builtins.int = ...,
+            phase: Global___Phase.ValueType = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_no", b"hand_no", "phase", b"phase"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class HandEnded(_message.Message):
+        """A hand ended; every hand is shown."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        RESULT_FIELD_NUMBER: _builtins.int
+        @_builtins.property
+        def result(self) -> Global___HandResult:
+            """How it ended."""
+
+        def __init__(
+            self,
+            *,
+            result: Global___HandResult | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class MatchEnded(_message.Message):
+        """The match ended (the last event of the game)."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        RESULT_FIELD_NUMBER: _builtins.int
+        @_builtins.property
+        def result(self) -> Global___MatchResult:
+            """Its result."""
+
+        def __init__(
+            self,
+            *,
+            result: Global___MatchResult | None = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class ClockStopped(_message.Message):
+        """Time controls: a seat's decision ended (Event.seat: whose clock)."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        SPENT_MS_FIELD_NUMBER: _builtins.int
+        REMAINING_MS_FIELD_NUMBER: _builtins.int
+        AT_MS_FIELD_NUMBER: _builtins.int
+        spent_ms: _builtins.int
+        """Time the decision took."""
+        remaining_ms: _builtins.int
+        """The seat's time left after it."""
+        at_ms: _builtins.int
+        """When the move committed (ms since the epoch, Redis's clock)."""
+        def __init__(
+            self,
+            *,
+            spent_ms: _builtins.int = ...,
+            remaining_ms: _builtins.int = ...,
+            at_ms: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["at_ms", b"at_ms", "remaining_ms", b"remaining_ms", "spent_ms", b"spent_ms"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class ClockStarted(_message.Message):
+        """Time controls: a seat's decision started (Event.seat: whose clock; its deadline: Event.deadline_ms)."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        STARTED_MS_FIELD_NUMBER: _builtins.int
+        REMAINING_MS_FIELD_NUMBER: _builtins.int
+        started_ms: _builtins.int
+        """When it started (ms since the epoch, Redis's clock)."""
+        remaining_ms: _builtins.int
+        """The seat's time left at the start."""
+        def __init__(
+            self,
+            *,
+            started_ms: _builtins.int = ...,
+            remaining_ms: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["remaining_ms", b"remaining_ms", "started_ms", b"started_ms"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class TimedOut(_message.Message):
+        """Time controls: a seat's decision (Event.seat's) was due; the timeout policy is played for it."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        POLICY_FIELD_NUMBER: _builtins.int
+        DEADLINE_MS_FIELD_NUMBER: _builtins.int
+        FORFEIT_FIELD_NUMBER: _builtins.int
+        policy: Global___TimeoutPolicy.Kind.ValueType
+        """The game's timeout policy."""
+        deadline_ms: _builtins.int
+        """The deadline that passed (ms since the epoch, Redis's clock)."""
+        forfeit: _builtins.bool
+        """True: the seat loses the match on time; false: an automatic move follows (auto_moved)."""
+        def __init__(
+            self,
+            *,
+            policy: Global___TimeoutPolicy.Kind.ValueType = ...,
+            deadline_ms: _builtins.int = ...,
+            forfeit: _builtins.bool = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_ms", b"deadline_ms", "forfeit", b"forfeit", "policy", b"policy"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class AutoMoved(_message.Message):
+        """Time controls: the referee plays an automatic move for a seat (Event.seat; the move's own events follow)."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        MOVE_FIELD_NUMBER: _builtins.int
+        AUTO_MOVES_FIELD_NUMBER: _builtins.int
+        auto_moves: _builtins.int
+        """The seat's automatic moves in a row, this one included."""
+        @_builtins.property
+        def move(self) -> Global___Move:
+            """The move played."""
+
+        def __init__(
+            self,
+            *,
+            move: Global___Move | None = ...,
+            auto_moves: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _typing.Literal["move", b"move"]  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["auto_moves", b"auto_moves", "move", b"move"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class GameExpired(_message.Message):
+        """Last of a watch, never in the log: the game's keys expired after a move (--idle-ttl after its last one)."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        def __init__(
+            self,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    @_typing.final
+    class GameAbandoned(_message.Message):
+        """Last of a watch, never in the log: the game's keys expired before any move was made."""
+
+        DESCRIPTOR: _descriptor.Descriptor
+
+        def __init__(
+            self,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     VERSION_FIELD_NUMBER: _builtins.int
     INDEX_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
@@ -1140,6 +1822,26 @@ class Event(_message.Message):
     DATA_FIELD_NUMBER: _builtins.int
     CLOCKS_FIELD_NUMBER: _builtins.int
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
+    HAND_STARTED_FIELD_NUMBER: _builtins.int
+    DEALT_FIELD_NUMBER: _builtins.int
+    DREW_FIELD_NUMBER: _builtins.int
+    PASSED_FIELD_NUMBER: _builtins.int
+    DISCARDED_FIELD_NUMBER: _builtins.int
+    KNOCKED_FIELD_NUMBER: _builtins.int
+    BIG_GIN_FIELD_NUMBER: _builtins.int
+    MELDED_FIELD_NUMBER: _builtins.int
+    LAID_OFF_FIELD_NUMBER: _builtins.int
+    DECLARED_FIELD_NUMBER: _builtins.int
+    RESTOCKED_FIELD_NUMBER: _builtins.int
+    RESIGNED_FIELD_NUMBER: _builtins.int
+    HAND_ENDED_FIELD_NUMBER: _builtins.int
+    MATCH_ENDED_FIELD_NUMBER: _builtins.int
+    CLOCK_STOPPED_FIELD_NUMBER: _builtins.int
+    CLOCK_STARTED_FIELD_NUMBER: _builtins.int
+    TIMED_OUT_FIELD_NUMBER: _builtins.int
+    AUTO_MOVED_FIELD_NUMBER: _builtins.int
+    GAME_EXPIRED_FIELD_NUMBER: _builtins.int
+    GAME_ABANDONED_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """The version the move that caused it committed (0: the game's creation)."""
     index: _builtins.int
@@ -1156,15 +1858,93 @@ class Event(_message.Message):
     """clock_started only: the new deadline of the seat to act (ms since the epoch, Redis's clock)."""
     @_builtins.property
     def data(self) -> _struct_pb2.Struct:
-        """The event's details as JSON, cards in text form; secret fields only for the viewer allowed to see them
-        (e.g. a card drawn from the stock: its drawer and the referee).
-        """
+        """Deprecated, kept for one release: the fields of `payload` as JSON, cards in text form. Read `payload`."""
 
     @_builtins.property
     def clocks(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatClock]:
         """clock_started (and clock_stopped when no decision starts after it: the match is over): every seat's clock
         after the version's commit, as in GameView.clocks.
         """
+
+    @_builtins.property
+    def hand_started(self) -> Global___Event.HandStarted:
+        """hand_started."""
+
+    @_builtins.property
+    def dealt(self) -> Global___Event.Dealt:
+        """dealt."""
+
+    @_builtins.property
+    def drew(self) -> Global___Event.Drew:
+        """drew."""
+
+    @_builtins.property
+    def passed(self) -> Global___Event.Passed:
+        """passed."""
+
+    @_builtins.property
+    def discarded(self) -> Global___Event.Discarded:
+        """discarded."""
+
+    @_builtins.property
+    def knocked(self) -> Global___Event.Knocked:
+        """knocked."""
+
+    @_builtins.property
+    def big_gin(self) -> Global___Event.BigGin:
+        """big_gin."""
+
+    @_builtins.property
+    def melded(self) -> Global___Event.Melded:
+        """melded."""
+
+    @_builtins.property
+    def laid_off(self) -> Global___Event.LaidOff:
+        """laid_off."""
+
+    @_builtins.property
+    def declared(self) -> Global___Event.Declared:
+        """declared."""
+
+    @_builtins.property
+    def restocked(self) -> Global___Event.Restocked:
+        """restocked."""
+
+    @_builtins.property
+    def resigned(self) -> Global___Event.Resigned:
+        """resigned."""
+
+    @_builtins.property
+    def hand_ended(self) -> Global___Event.HandEnded:
+        """hand_ended."""
+
+    @_builtins.property
+    def match_ended(self) -> Global___Event.MatchEnded:
+        """match_ended."""
+
+    @_builtins.property
+    def clock_stopped(self) -> Global___Event.ClockStopped:
+        """clock_stopped."""
+
+    @_builtins.property
+    def clock_started(self) -> Global___Event.ClockStarted:
+        """clock_started."""
+
+    @_builtins.property
+    def timed_out(self) -> Global___Event.TimedOut:
+        """timed_out."""
+
+    @_builtins.property
+    def auto_moved(self) -> Global___Event.AutoMoved:
+        """auto_moved."""
+
+    @_builtins.property
+    def game_expired(self) -> Global___Event.GameExpired:
+        """game_expired."""
+
+    @_builtins.property
+    def game_abandoned(self) -> Global___Event.GameAbandoned:
+        """game_abandoned."""
 
     def __init__(
         self,
@@ -1176,19 +1956,43 @@ class Event(_message.Message):
         data: _struct_pb2.Struct | None = ...,
         clocks: _abc.Iterable[Global___SeatClock] | None = ...,
         deadline_ms: _builtins.int | None = ...,
+        hand_started: Global___Event.HandStarted | None = ...,
+        dealt: Global___Event.Dealt | None = ...,
+        drew: Global___Event.Drew | None = ...,
+        passed: Global___Event.Passed | None = ...,
+        discarded: Global___Event.Discarded | None = ...,
+        knocked: Global___Event.Knocked | None = ...,
+        big_gin: Global___Event.BigGin | None = ...,
+        melded: Global___Event.Melded | None = ...,
+        laid_off: Global___Event.LaidOff | None = ...,
+        declared: Global___Event.Declared | None = ...,
+        restocked: Global___Event.Restocked | None = ...,
+        resigned: Global___Event.Resigned | None = ...,
+        hand_ended: Global___Event.HandEnded | None = ...,
+        match_ended: Global___Event.MatchEnded | None = ...,
+        clock_stopped: Global___Event.ClockStopped | None = ...,
+        clock_started: Global___Event.ClockStarted | None = ...,
+        timed_out: Global___Event.TimedOut | None = ...,
+        auto_moved: Global___Event.AutoMoved | None = ...,
+        game_expired: Global___Event.GameExpired | None = ...,
+        game_abandoned: Global___Event.GameAbandoned | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms", "_seat", b"_seat", "data", b"data", "deadline_ms", b"deadline_ms", "seat", b"seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms", "_seat", b"_seat", "auto_moved", b"auto_moved", "big_gin", b"big_gin", "clock_started", b"clock_started", "clock_stopped", b"clock_stopped", "data", b"data", "deadline_ms", b"deadline_ms", "dealt", b"dealt", "declared", b"declared", "discarded", b"discarded", "drew", b"drew", "game_abandoned", b"game_abandoned", "game_expired", b"game_expired", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "knocked", b"knocked", "laid_off", b"laid_off", "match_ended", b"match_ended", "melded", b"melded", "passed", b"passed", "payload", b"payload", "resigned", b"resigned", "restocked", b"restocked", "seat", b"seat", "timed_out", b"timed_out"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms", "_seat", b"_seat", "clocks", b"clocks", "data", b"data", "deadline_ms", b"deadline_ms", "index", b"index", "kind", b"kind", "seat", b"seat", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms", "_seat", b"_seat", "auto_moved", b"auto_moved", "big_gin", b"big_gin", "clock_started", b"clock_started", "clock_stopped", b"clock_stopped", "clocks", b"clocks", "data", b"data", "deadline_ms", b"deadline_ms", "dealt", b"dealt", "declared", b"declared", "discarded", b"discarded", "drew", b"drew", "game_abandoned", b"game_abandoned", "game_expired", b"game_expired", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "index", b"index", "kind", b"kind", "knocked", b"knocked", "laid_off", b"laid_off", "match_ended", b"match_ended", "melded", b"melded", "passed", b"passed", "payload", b"payload", "resigned", b"resigned", "restocked", b"restocked", "seat", b"seat", "timed_out", b"timed_out", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__deadline_ms: _TypeAlias = _typing.Literal["deadline_ms"]  # noqa: Y015
     _WhichOneofArgType__deadline_ms: _TypeAlias = _typing.Literal["_deadline_ms", b"_deadline_ms"]  # noqa: Y015
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["hand_started", "dealt", "drew", "passed", "discarded", "knocked", "big_gin", "melded", "laid_off", "declared", "restocked", "resigned", "hand_ended", "match_ended", "clock_stopped", "clock_started", "timed_out", "auto_moved", "game_expired", "game_abandoned"]  # noqa: Y015
+    _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__deadline_ms) -> _WhichOneofReturnType__deadline_ms | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
 
 Global___Event: _TypeAlias = Event  # noqa: Y015
 

@@ -11,7 +11,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file rummy/v1/game.proto.
  */
 export const file_rummy_v1_game: GenFile = /*@__PURE__*/
-  fileDesc("ChNydW1teS92MS9nYW1lLnByb3RvEghydW1teS52MSJZCgtPcHRpb25WYWx1ZRIUCgpib29sX3ZhbHVlGAEgASgISAASEwoJaW50X3ZhbHVlGAIgASgDSAASFgoMc3RyaW5nX3ZhbHVlGAMgASgJSABCBwoFdmFsdWUiFgoFQ2FyZHMSDQoFY2FyZHMYASADKAkiJwoFTWVsZHMSHgoFbWVsZHMYASADKAsyDy5ydW1teS52MS5DYXJkcyKIBgoETW92ZRIuCgpkcmF3X3N0b2NrGAEgASgLMhgucnVtbXkudjEuTW92ZS5EcmF3U3RvY2tIABIyCgxkcmF3X2Rpc2NhcmQYAiABKAsyGi5ydW1teS52MS5Nb3ZlLkRyYXdEaXNjYXJkSAASLAoJcGFzc190dXJuGAMgASgLMhcucnVtbXkudjEuTW92ZS5QYXNzVHVybkgAEikKB2Rpc2NhcmQYBCABKAsyFi5ydW1teS52MS5Nb3ZlLkRpc2NhcmRIABIlCgVrbm9jaxgFIAEoCzIULnJ1bW15LnYxLk1vdmUuS25vY2tIABIoCgdiaWdfZ2luGAYgASgLMhUucnVtbXkudjEuTW92ZS5CaWdHaW5IABIjCgRtZWxkGAcgASgLMhMucnVtbXkudjEuTW92ZS5NZWxkSAASKAoHbGF5X29mZhgIIAEoCzIVLnJ1bW15LnYxLk1vdmUuTGF5T2ZmSAASKQoHZGVjbGFyZRgJIAEoCzIWLnJ1bW15LnYxLk1vdmUuRGVjbGFyZUgAEiMKBGRvbmUYCiABKAsyEy5ydW1teS52MS5Nb3ZlLkRvbmVIABoLCglEcmF3U3RvY2saDQoLRHJhd0Rpc2NhcmQaCgoIUGFzc1R1cm4aFwoHRGlzY2FyZBIMCgRjYXJkGAEgASgJGjgKBUtub2NrEg8KB2Rpc2NhcmQYASABKAkSHgoFbWVsZHMYAiABKAsyDy5ydW1teS52MS5NZWxkcxooCgZCaWdHaW4SHgoFbWVsZHMYASABKAsyDy5ydW1teS52MS5NZWxkcxoVCgRNZWxkEg0KBWNhcmRzGAEgAygJGicKBkxheU9mZhIMCgRjYXJkGAEgASgJEg8KB21lbGRfaWQYAiABKAUaXgoHRGVjbGFyZRIeCgVtZWxkcxgBIAMoCzIPLnJ1bW15LnYxLkNhcmRzEiUKB2xheW9mZnMYAiADKAsyFC5ydW1teS52MS5MYXlPZmZDYXJkEgwKBGJlc3QYAyABKAgaBgoERG9uZUIGCgRtb3ZlIisKCkxheU9mZkNhcmQSDAoEY2FyZBgBIAEoCRIPCgdtZWxkX2lkGAIgASgFIiUKB0xhaWRPZmYSDAoEY2FyZBgBIAEoCRIMCgRzZWF0GAIgASgFInsKCVRhYmxlTWVsZBIKCgJpZBgBIAEoBRINCgVvd25lchgCIAEoBRIgCgRraW5kGAMgASgOMhIucnVtbXkudjEuTWVsZEtpbmQSDQoFY2FyZHMYBCADKAkSIgoHbGF5b2ZmcxgFIAMoCzIRLnJ1bW15LnYxLkxhaWRPZmYi1wEKCFNlYXRWaWV3EgwKBHNlYXQYASABKAUSFAoMZGlzcGxheV9uYW1lGAIgASgJEiAKBGtpbmQYAyABKA4yEi5ydW1teS52MS5TZWF0S2luZBIMCgRvcGVuGAQgASgIEhEKCWhhbmRfc2l6ZRgFIAEoBRITCgtrbm93bl9jYXJkcxgGIAMoCRINCgVzY29yZRgHIAEoBRINCgVib3hlcxgIIAEoBRIYChBob2xseXdvb2Rfc2NvcmVzGAkgAygFEhcKD2hvbGx5d29vZF9ib3hlcxgKIAMoBSJGCglLbm9ja0luZm8SDwoHa25vY2tlchgBIAEoBRIQCghkZWFkd29vZBgCIAEoBRIWCg5kZWFkd29vZF9jYXJkcxgDIAMoCSKGAwoKSGFuZFJlc3VsdBITCgtoYW5kX251bWJlchgBIAEoBRIOCgZyZWFzb24YAiABKAkSEwoGd2lubmVyGAMgASgFSACIAQESDgoGcG9pbnRzGAQgASgFEh4KBWhhbmRzGAUgAygLMg8ucnVtbXkudjEuQ2FyZHMSEwoLaGFuZF92YWx1ZXMYBiADKAUSDgoGc2NvcmVzGAcgAygFEhQKB2tub2NrZXIYCCABKAVIAYgBARIdChBrbm9ja2VyX2RlYWR3b29kGAkgASgFSAKIAQESHgoRZGVmZW5kZXJfZGVhZHdvb2QYCiABKAVIA4gBARIYCgtnb2luZ19ydW1teRgLIAEoCEgEiAEBEigKB2RldGFpbHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QgkKB193aW5uZXJCCgoIX2tub2NrZXJCEwoRX2tub2NrZXJfZGVhZHdvb2RCFAoSX2RlZmVuZGVyX2RlYWR3b29kQg4KDF9nb2luZ19ydW1teSLPAQoLTWF0Y2hSZXN1bHQSDgoGdG90YWxzGAEgAygFEg8KB3dpbm5lcnMYAiADKAUSKAoHZGV0YWlscxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSIQoFZW5kZWQYBCABKA4yEi5ydW1teS52MS5NYXRjaEVuZBIkCglzZWF0X2VuZHMYBSADKA4yES5ydW1teS52MS5TZWF0RW5kEhoKDXJlc2lnbmVkX3NlYXQYBiABKAVIAIgBAUIQCg5fcmVzaWduZWRfc2VhdCLOBgoIR2FtZVZpZXcSDwoHZ2FtZV9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEiMKC3ZpZXdlcl9yb2xlGAMgASgOMg4ucnVtbXkudjEuUm9sZRIYCgt2aWV3ZXJfc2VhdBgEIAEoBUgAiAEBEiAKBGdhbWUYBSABKA4yEi5ydW1teS52MS5HYW1lS2luZBIeCgVwaGFzZRgGIAEoDjIPLnJ1bW15LnYxLlBoYXNlEhMKBnRvX2FjdBgHIAEoBUgBiAEBEg4KBmRlYWxlchgIIAEoBRITCgtoYW5kX251bWJlchgJIAEoBRIhCgVzZWF0cxgKIAMoCzISLnJ1bW15LnYxLlNlYXRWaWV3EgwKBGhhbmQYCyADKAkSIgoFbWVsZHMYDCADKAsyEy5ydW1teS52MS5UYWJsZU1lbGQSFAoMZGlzY2FyZF9waWxlGA0gAygJEhIKCnN0b2NrX3NpemUYDiABKAUSFwoKdGFrZW5fY2FyZBgPIAEoCUgCiAEBEg0KBXR1cm5zGBAgASgFEhQKDGhhbmRzX3BsYXllZBgRIAEoBRITCgZ1cGNhcmQYEiABKAlIA4gBARIYCgtrbm9ja19saW1pdBgTIAEoBUgEiAEBEiIKBWtub2NrGBQgASgLMhMucnVtbXkudjEuS25vY2tJbmZvEicKCWxhc3RfaGFuZBgVIAEoCzIULnJ1bW15LnYxLkhhbmRSZXN1bHQSJQoGcmVzdWx0GBYgASgLMhUucnVtbXkudjEuTWF0Y2hSZXN1bHQSIwoLbGVnYWxfbW92ZXMYFyADKAsyDi5ydW1teS52MS5Nb3ZlEh0KFWhvbGx5d29vZF9nYW1lc19lbmRlZBgYIAMoCBIeCgVoYW5kcxgZIAMoCzIPLnJ1bW15LnYxLkNhcmRzEg0KBXN0b2NrGBogAygJEiMKBmNsb2NrcxgbIAMoCzITLnJ1bW15LnYxLlNlYXRDbG9jaxIYCgtkZWFkbGluZV9tcxgcIAEoA0gFiAEBQg4KDF92aWV3ZXJfc2VhdEIJCgdfdG9fYWN0Qg0KC190YWtlbl9jYXJkQgkKB191cGNhcmRCDgoMX2tub2NrX2xpbWl0Qg4KDF9kZWFkbGluZV9tcyLHAQoFRXZlbnQSDwoHdmVyc2lvbhgBIAEoBBINCgVpbmRleBgCIAEoDRIMCgRraW5kGAMgASgJEhEKBHNlYXQYBCABKAVIAIgBARIlCgRkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIjCgZjbG9ja3MYBiADKAsyEy5ydW1teS52MS5TZWF0Q2xvY2sSGAoLZGVhZGxpbmVfbXMYByABKANIAYgBAUIHCgVfc2VhdEIOCgxfZGVhZGxpbmVfbXMioQIKC1RpbWVDb250cm9sEjEKCHBlcl9tb3ZlGAEgASgLMh0ucnVtbXkudjEuVGltZUNvbnRyb2wuUGVyTW92ZUgAEiwKBWNsb2NrGAIgASgLMhsucnVtbXkudjEuVGltZUNvbnRyb2wuQ2xvY2tIABIqCgRiYW5rGAMgASgLMhoucnVtbXkudjEuVGltZUNvbnRyb2wuQmFua0gAGhsKB1Blck1vdmUSEAoIbGltaXRfbXMYASABKAMaMQoFQ2xvY2sSEgoKaW5pdGlhbF9tcxgBIAEoAxIUCgxpbmNyZW1lbnRfbXMYAiABKAMaLQoEQmFuaxIUCgxhbGxvd2FuY2VfbXMYASABKAMSDwoHYmFua19tcxgCIAEoA0IGCgRraW5kIp0BCg1UaW1lb3V0UG9saWN5EioKBGtpbmQYASABKA4yHC5ydW1teS52MS5UaW1lb3V0UG9saWN5LktpbmQSFgoObWF4X2F1dG9fbW92ZXMYAiABKAUiSAoES2luZBIUChBLSU5EX1VOU1BFQ0lGSUVEEAASFgoSS0lORF9GT1JGRUlUX01BVENIEAESEgoOS0lORF9BVVRPX01PVkUQAiKmAQoJU2VhdENsb2NrEgwKBHNlYXQYASABKAUSFAoMcmVtYWluaW5nX21zGAIgASgDEg8KB3J1bm5pbmcYAyABKAgSFwoKc3RhcnRlZF9tcxgEIAEoA0gAiAEBEhgKC2RlYWRsaW5lX21zGAUgASgDSAGIAQESEgoKYXV0b19tb3ZlcxgGIAEoBUINCgtfc3RhcnRlZF9tc0IOCgxfZGVhZGxpbmVfbXMiXQoIU2VhdFNwZWMSFAoMZGlzcGxheV9uYW1lGAEgASgJEiAKBGtpbmQYAiABKA4yEi5ydW1teS52MS5TZWF0S2luZBIMCgRvcGVuGAMgASgIEgsKA2JvdBgEIAEoCSLYAwoMR2FtZVNldHRpbmdzEg8KB3Byb2ZpbGUYASABKAkSNAoHb3B0aW9ucxgCIAMoCzIjLnJ1bW15LnYxLkdhbWVTZXR0aW5ncy5PcHRpb25zRW50cnkSIQoFc2VhdHMYAyADKAsyEi5ydW1teS52MS5TZWF0U3BlYxIaChJzcGVjdGF0b3JzX2FsbG93ZWQYBCABKAgSFwoPb3JnYW5pemVyX2RlYWxzGAUgASgIEhcKD3NlZWRfY29tbWl0bWVudBgGIAEoCRIMCgRzZWVkGAcgASgMEioKDHByZXNldF9kZWFscxgIIAMoCzIULnJ1bW15LnYxLlByZXNldERlYWwSKwoMdGltZV9jb250cm9sGAkgASgLMhUucnVtbXkudjEuVGltZUNvbnRyb2wSLwoOdGltZW91dF9wb2xpY3kYCiABKAsyFy5ydW1teS52MS5UaW1lb3V0UG9saWN5EjEKD3NwZWN0YXRvcl9kZWxheRgLIAEoCzIYLnJ1bW15LnYxLlNwZWN0YXRvckRlbGF5GkUKDE9wdGlvbnNFbnRyeRILCgNrZXkYASABKAkSJAoFdmFsdWUYAiABKAsyFS5ydW1teS52MS5PcHRpb25WYWx1ZToCOAEiNwoOU3BlY3RhdG9yRGVsYXkSDQoFbW92ZXMYASABKA0SFgoOdW50aWxfaGFuZF9lbmQYAiABKAgiWwoKUHJlc2V0RGVhbBIOCgZkZWFsZXIYASABKAUSHgoFaGFuZHMYAiADKAsyDy5ydW1teS52MS5DYXJkcxIOCgZ1cGNhcmQYAyABKAkSDQoFc3RvY2sYBCADKAkqTQoIR2FtZUtpbmQSGQoVR0FNRV9LSU5EX1VOU1BFQ0lGSUVEEAASEQoNR0FNRV9LSU5EX0dJThABEhMKD0dBTUVfS0lORF9SVU1NWRACKqYBCgVQaGFzZRIVChFQSEFTRV9VTlNQRUNJRklFRBAAEhYKElBIQVNFX1RBS0VfT1JfUEFTUxABEg4KClBIQVNFX0RSQVcQAhIRCg1QSEFTRV9ESVNDQVJEEAMSDgoKUEhBU0VfUExBWRAEEhAKDFBIQVNFX0xBWU9GRhAFEhMKD1BIQVNFX0xBU1RfQ0FSRBAGEhQKEFBIQVNFX01BVENIX09WRVIQBypRCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABINCglST0xFX1NFQVQQARISCg5ST0xFX1NQRUNUQVRPUhACEhAKDFJPTEVfUkVGRVJFRRADKk0KCFNlYXRLaW5kEhkKFVNFQVRfS0lORF9VTlNQRUNJRklFRBAAEhMKD1NFQVRfS0lORF9IVU1BThABEhEKDVNFQVRfS0lORF9CT1QQAipLCghNZWxkS2luZBIZChVNRUxEX0tJTkRfVU5TUEVDSUZJRUQQABIRCg1NRUxEX0tJTkRfU0VUEAESEQoNTUVMRF9LSU5EX1JVThACKoMBCghNYXRjaEVuZBIZChVNQVRDSF9FTkRfVU5TUEVDSUZJRUQQABIXChNNQVRDSF9FTkRfQ09NUExFVEVEEAESFgoSTUFUQ0hfRU5EX1JFU0lHTkVEEAISEgoOTUFUQ0hfRU5EX1RJTUUQAxIXChNNQVRDSF9FTkRfT1JHQU5JWkVSEAQqkQEKB1NlYXRFbmQSGAoUU0VBVF9FTkRfVU5TUEVDSUZJRUQQABIVChFTRUFUX0VORF9GSU5JU0hFRBABEhUKEVNFQVRfRU5EX1JFU0lHTkVEEAISGQoVU0VBVF9FTkRfTE9TVF9PTl9USU1FEAMSIwofU0VBVF9FTkRfRk9SRkVJVEVEX0JZX09SR0FOSVpFUhAEYgZwcm90bzM", [file_google_protobuf_struct]);
+  fileDesc("ChNydW1teS92MS9nYW1lLnByb3RvEghydW1teS52MSJZCgtPcHRpb25WYWx1ZRIUCgpib29sX3ZhbHVlGAEgASgISAASEwoJaW50X3ZhbHVlGAIgASgDSAASFgoMc3RyaW5nX3ZhbHVlGAMgASgJSABCBwoFdmFsdWUiFgoFQ2FyZHMSDQoFY2FyZHMYASADKAkiJwoFTWVsZHMSHgoFbWVsZHMYASADKAsyDy5ydW1teS52MS5DYXJkcyKIBgoETW92ZRIuCgpkcmF3X3N0b2NrGAEgASgLMhgucnVtbXkudjEuTW92ZS5EcmF3U3RvY2tIABIyCgxkcmF3X2Rpc2NhcmQYAiABKAsyGi5ydW1teS52MS5Nb3ZlLkRyYXdEaXNjYXJkSAASLAoJcGFzc190dXJuGAMgASgLMhcucnVtbXkudjEuTW92ZS5QYXNzVHVybkgAEikKB2Rpc2NhcmQYBCABKAsyFi5ydW1teS52MS5Nb3ZlLkRpc2NhcmRIABIlCgVrbm9jaxgFIAEoCzIULnJ1bW15LnYxLk1vdmUuS25vY2tIABIoCgdiaWdfZ2luGAYgASgLMhUucnVtbXkudjEuTW92ZS5CaWdHaW5IABIjCgRtZWxkGAcgASgLMhMucnVtbXkudjEuTW92ZS5NZWxkSAASKAoHbGF5X29mZhgIIAEoCzIVLnJ1bW15LnYxLk1vdmUuTGF5T2ZmSAASKQoHZGVjbGFyZRgJIAEoCzIWLnJ1bW15LnYxLk1vdmUuRGVjbGFyZUgAEiMKBGRvbmUYCiABKAsyEy5ydW1teS52MS5Nb3ZlLkRvbmVIABoLCglEcmF3U3RvY2saDQoLRHJhd0Rpc2NhcmQaCgoIUGFzc1R1cm4aFwoHRGlzY2FyZBIMCgRjYXJkGAEgASgJGjgKBUtub2NrEg8KB2Rpc2NhcmQYASABKAkSHgoFbWVsZHMYAiABKAsyDy5ydW1teS52MS5NZWxkcxooCgZCaWdHaW4SHgoFbWVsZHMYASABKAsyDy5ydW1teS52MS5NZWxkcxoVCgRNZWxkEg0KBWNhcmRzGAEgAygJGicKBkxheU9mZhIMCgRjYXJkGAEgASgJEg8KB21lbGRfaWQYAiABKAUaXgoHRGVjbGFyZRIeCgVtZWxkcxgBIAMoCzIPLnJ1bW15LnYxLkNhcmRzEiUKB2xheW9mZnMYAiADKAsyFC5ydW1teS52MS5MYXlPZmZDYXJkEgwKBGJlc3QYAyABKAgaBgoERG9uZUIGCgRtb3ZlIisKCkxheU9mZkNhcmQSDAoEY2FyZBgBIAEoCRIPCgdtZWxkX2lkGAIgASgFIiUKB0xhaWRPZmYSDAoEY2FyZBgBIAEoCRIMCgRzZWF0GAIgASgFInsKCVRhYmxlTWVsZBIKCgJpZBgBIAEoBRINCgVvd25lchgCIAEoBRIgCgRraW5kGAMgASgOMhIucnVtbXkudjEuTWVsZEtpbmQSDQoFY2FyZHMYBCADKAkSIgoHbGF5b2ZmcxgFIAMoCzIRLnJ1bW15LnYxLkxhaWRPZmYi1wEKCFNlYXRWaWV3EgwKBHNlYXQYASABKAUSFAoMZGlzcGxheV9uYW1lGAIgASgJEiAKBGtpbmQYAyABKA4yEi5ydW1teS52MS5TZWF0S2luZBIMCgRvcGVuGAQgASgIEhEKCWhhbmRfc2l6ZRgFIAEoBRITCgtrbm93bl9jYXJkcxgGIAMoCRINCgVzY29yZRgHIAEoBRINCgVib3hlcxgIIAEoBRIYChBob2xseXdvb2Rfc2NvcmVzGAkgAygFEhcKD2hvbGx5d29vZF9ib3hlcxgKIAMoBSJGCglLbm9ja0luZm8SDwoHa25vY2tlchgBIAEoBRIQCghkZWFkd29vZBgCIAEoBRIWCg5kZWFkd29vZF9jYXJkcxgDIAMoCSK6BAoKSGFuZFJlc3VsdBITCgtoYW5kX251bWJlchgBIAEoBRIOCgZyZWFzb24YAiABKAkSEwoGd2lubmVyGAMgASgFSACIAQESDgoGcG9pbnRzGAQgASgFEh4KBWhhbmRzGAUgAygLMg8ucnVtbXkudjEuQ2FyZHMSEwoLaGFuZF92YWx1ZXMYBiADKAUSDgoGc2NvcmVzGAcgAygFEhQKB2tub2NrZXIYCCABKAVIAYgBARIdChBrbm9ja2VyX2RlYWR3b29kGAkgASgFSAKIAQESHgoRZGVmZW5kZXJfZGVhZHdvb2QYCiABKAVIA4gBARIYCgtnb2luZ19ydW1teRgLIAEoCEgEiAEBEigKB2RldGFpbHMYDCABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiIKBW1lbGRzGA0gAygLMhMucnVtbXkudjEuVGFibGVNZWxkEioKCWhvbGx5d29vZBgOIAEoCzIXLnJ1bW15LnYxLkhvbGx5d29vZEhhbmQSGgoNcmVzaWduZWRfc2VhdBgPIAEoBUgFiAEBEh4KEWxvc3Rfb25fdGltZV9zZWF0GBAgASgFSAaIAQFCCQoHX3dpbm5lckIKCghfa25vY2tlckITChFfa25vY2tlcl9kZWFkd29vZEIUChJfZGVmZW5kZXJfZGVhZHdvb2RCDgoMX2dvaW5nX3J1bW15QhAKDl9yZXNpZ25lZF9zZWF0QhQKEl9sb3N0X29uX3RpbWVfc2VhdCJLCg1Ib2xseXdvb2RIYW5kEhUKDWdhbWVzX2VudGVyZWQYASADKAUSIwoFZ2FtZXMYAiADKAsyFC5ydW1teS52MS5TZWF0UG9pbnRzIhwKClNlYXRQb2ludHMSDgoGcG9pbnRzGAEgAygFIncKDlNjb3JlQnJlYWtkb3duEg4KBnBvaW50cxgBIAMoBRINCgVib3hlcxgCIAMoBRIRCglib3hfYm9udXMYAyADKAUSEgoKZ2FtZV9ib251cxgEIAMoBRIOCgZ0b3RhbHMYBSADKAUSDwoHd2lubmVycxgGIAMoBSLlAgoLTWF0Y2hSZXN1bHQSDgoGdG90YWxzGAEgAygFEg8KB3dpbm5lcnMYAiADKAUSKAoHZGV0YWlscxgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSIQoFZW5kZWQYBCABKA4yEi5ydW1teS52MS5NYXRjaEVuZBIkCglzZWF0X2VuZHMYBSADKA4yES5ydW1teS52MS5TZWF0RW5kEhoKDXJlc2lnbmVkX3NlYXQYBiABKAVIAIgBARIrCglicmVha2Rvd24YByABKAsyGC5ydW1teS52MS5TY29yZUJyZWFrZG93bhIxCg9ob2xseXdvb2RfZ2FtZXMYCCADKAsyGC5ydW1teS52MS5TY29yZUJyZWFrZG93bhIeChFsb3N0X29uX3RpbWVfc2VhdBgJIAEoBUgBiAEBQhAKDl9yZXNpZ25lZF9zZWF0QhQKEl9sb3N0X29uX3RpbWVfc2VhdCLOBgoIR2FtZVZpZXcSDwoHZ2FtZV9pZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgEEiMKC3ZpZXdlcl9yb2xlGAMgASgOMg4ucnVtbXkudjEuUm9sZRIYCgt2aWV3ZXJfc2VhdBgEIAEoBUgAiAEBEiAKBGdhbWUYBSABKA4yEi5ydW1teS52MS5HYW1lS2luZBIeCgVwaGFzZRgGIAEoDjIPLnJ1bW15LnYxLlBoYXNlEhMKBnRvX2FjdBgHIAEoBUgBiAEBEg4KBmRlYWxlchgIIAEoBRITCgtoYW5kX251bWJlchgJIAEoBRIhCgVzZWF0cxgKIAMoCzISLnJ1bW15LnYxLlNlYXRWaWV3EgwKBGhhbmQYCyADKAkSIgoFbWVsZHMYDCADKAsyEy5ydW1teS52MS5UYWJsZU1lbGQSFAoMZGlzY2FyZF9waWxlGA0gAygJEhIKCnN0b2NrX3NpemUYDiABKAUSFwoKdGFrZW5fY2FyZBgPIAEoCUgCiAEBEg0KBXR1cm5zGBAgASgFEhQKDGhhbmRzX3BsYXllZBgRIAEoBRITCgZ1cGNhcmQYEiABKAlIA4gBARIYCgtrbm9ja19saW1pdBgTIAEoBUgEiAEBEiIKBWtub2NrGBQgASgLMhMucnVtbXkudjEuS25vY2tJbmZvEicKCWxhc3RfaGFuZBgVIAEoCzIULnJ1bW15LnYxLkhhbmRSZXN1bHQSJQoGcmVzdWx0GBYgASgLMhUucnVtbXkudjEuTWF0Y2hSZXN1bHQSIwoLbGVnYWxfbW92ZXMYFyADKAsyDi5ydW1teS52MS5Nb3ZlEh0KFWhvbGx5d29vZF9nYW1lc19lbmRlZBgYIAMoCBIeCgVoYW5kcxgZIAMoCzIPLnJ1bW15LnYxLkNhcmRzEg0KBXN0b2NrGBogAygJEiMKBmNsb2NrcxgbIAMoCzITLnJ1bW15LnYxLlNlYXRDbG9jaxIYCgtkZWFkbGluZV9tcxgcIAEoA0gFiAEBQg4KDF92aWV3ZXJfc2VhdEIJCgdfdG9fYWN0Qg0KC190YWtlbl9jYXJkQgkKB191cGNhcmRCDgoMX2tub2NrX2xpbWl0Qg4KDF9kZWFkbGluZV9tcyK+EgoFRXZlbnQSDwoHdmVyc2lvbhgBIAEoBBINCgVpbmRleBgCIAEoDRIMCgRraW5kGAMgASgJEhEKBHNlYXQYBCABKAVIAYgBARIlCgRkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIjCgZjbG9ja3MYBiADKAsyEy5ydW1teS52MS5TZWF0Q2xvY2sSGAoLZGVhZGxpbmVfbXMYByABKANIAogBARIzCgxoYW5kX3N0YXJ0ZWQYCiABKAsyGy5ydW1teS52MS5FdmVudC5IYW5kU3RhcnRlZEgAEiYKBWRlYWx0GAsgASgLMhUucnVtbXkudjEuRXZlbnQuRGVhbHRIABIkCgRkcmV3GAwgASgLMhQucnVtbXkudjEuRXZlbnQuRHJld0gAEigKBnBhc3NlZBgNIAEoCzIWLnJ1bW15LnYxLkV2ZW50LlBhc3NlZEgAEi4KCWRpc2NhcmRlZBgOIAEoCzIZLnJ1bW15LnYxLkV2ZW50LkRpc2NhcmRlZEgAEioKB2tub2NrZWQYDyABKAsyFy5ydW1teS52MS5FdmVudC5Lbm9ja2VkSAASKQoHYmlnX2dpbhgQIAEoCzIWLnJ1bW15LnYxLkV2ZW50LkJpZ0dpbkgAEigKBm1lbGRlZBgRIAEoCzIWLnJ1bW15LnYxLkV2ZW50Lk1lbGRlZEgAEisKCGxhaWRfb2ZmGBIgASgLMhcucnVtbXkudjEuRXZlbnQuTGFpZE9mZkgAEiwKCGRlY2xhcmVkGBMgASgLMhgucnVtbXkudjEuRXZlbnQuRGVjbGFyZWRIABIuCglyZXN0b2NrZWQYFCABKAsyGS5ydW1teS52MS5FdmVudC5SZXN0b2NrZWRIABIsCghyZXNpZ25lZBgVIAEoCzIYLnJ1bW15LnYxLkV2ZW50LlJlc2lnbmVkSAASLwoKaGFuZF9lbmRlZBgWIAEoCzIZLnJ1bW15LnYxLkV2ZW50LkhhbmRFbmRlZEgAEjEKC21hdGNoX2VuZGVkGBcgASgLMhoucnVtbXkudjEuRXZlbnQuTWF0Y2hFbmRlZEgAEjUKDWNsb2NrX3N0b3BwZWQYGCABKAsyHC5ydW1teS52MS5FdmVudC5DbG9ja1N0b3BwZWRIABI1Cg1jbG9ja19zdGFydGVkGBkgASgLMhwucnVtbXkudjEuRXZlbnQuQ2xvY2tTdGFydGVkSAASLQoJdGltZWRfb3V0GBogASgLMhgucnVtbXkudjEuRXZlbnQuVGltZWRPdXRIABIvCgphdXRvX21vdmVkGBsgASgLMhkucnVtbXkudjEuRXZlbnQuQXV0b01vdmVkSAASMwoMZ2FtZV9leHBpcmVkGBwgASgLMhsucnVtbXkudjEuRXZlbnQuR2FtZUV4cGlyZWRIABI3Cg5nYW1lX2FiYW5kb25lZBgdIAEoCzIdLnJ1bW15LnYxLkV2ZW50LkdhbWVBYmFuZG9uZWRIABqLAQoLSGFuZFN0YXJ0ZWQSDwoHaGFuZF9ubxgBIAEoBRIOCgZkZWFsZXIYAiABKAUSDgoGdXBjYXJkGAMgASgJEhIKCnN0b2NrX3NpemUYBCABKAUSEgoKaGFuZF9zaXplcxgFIAMoBRITCgtrbm9ja19saW1pdBgGIAEoBRIOCgZ0b19hY3QYByABKAUaJQoFRGVhbHQSDQoFY291bnQYASABKAUSDQoFY2FyZHMYAiADKAkaWgoERHJldxIOCgZzb3VyY2UYASABKAkSFwoKc3RvY2tfc2l6ZRgCIAEoBUgAiAEBEhEKBGNhcmQYAyABKAlIAYgBAUINCgtfc3RvY2tfc2l6ZUIHCgVfY2FyZBoWCgZQYXNzZWQSDAoEY2FyZBgBIAEoCRoZCglEaXNjYXJkZWQSDAoEY2FyZBgBIAEoCRp1CgdLbm9ja2VkEg8KB2Rpc2NhcmQYASABKAkSCwoDZ2luGAIgASgIEhAKCGRlYWR3b29kGAMgASgFEiIKBW1lbGRzGAQgAygLMhMucnVtbXkudjEuVGFibGVNZWxkEhYKDmRlYWR3b29kX2NhcmRzGAUgAygJGj4KBkJpZ0dpbhIQCghkZWFkd29vZBgBIAEoBRIiCgVtZWxkcxgCIAMoCzITLnJ1bW15LnYxLlRhYmxlTWVsZBo8CgZNZWxkZWQSIQoEbWVsZBgBIAEoCzITLnJ1bW15LnYxLlRhYmxlTWVsZBIPCgdtZWxkX2lkGAIgASgFGigKB0xhaWRPZmYSDAoEY2FyZBgBIAEoCRIPCgdtZWxkX2lkGAIgASgFGhwKCERlY2xhcmVkEhAKCGRlYWR3b29kGAEgASgFGk0KCVJlc3RvY2tlZBISCgpzdG9ja19zaXplGAEgASgFEgwKBG1vZGUYAiABKAkSHgoFc3RvY2sYAyABKAsyDy5ydW1teS52MS5DYXJkcxo7CghSZXNpZ25lZBIPCgdoYW5kX25vGAEgASgFEh4KBXBoYXNlGAIgASgOMg8ucnVtbXkudjEuUGhhc2UaMQoJSGFuZEVuZGVkEiQKBnJlc3VsdBgBIAEoCzIULnJ1bW15LnYxLkhhbmRSZXN1bHQaMwoKTWF0Y2hFbmRlZBIlCgZyZXN1bHQYASABKAsyFS5ydW1teS52MS5NYXRjaFJlc3VsdBpFCgxDbG9ja1N0b3BwZWQSEAoIc3BlbnRfbXMYASABKAMSFAoMcmVtYWluaW5nX21zGAIgASgDEg0KBWF0X21zGAMgASgDGjgKDENsb2NrU3RhcnRlZBISCgpzdGFydGVkX21zGAEgASgDEhQKDHJlbWFpbmluZ19tcxgCIAEoAxpeCghUaW1lZE91dBIsCgZwb2xpY3kYASABKA4yHC5ydW1teS52MS5UaW1lb3V0UG9saWN5LktpbmQSEwoLZGVhZGxpbmVfbXMYAiABKAMSDwoHZm9yZmVpdBgDIAEoCBo9CglBdXRvTW92ZWQSHAoEbW92ZRgBIAEoCzIOLnJ1bW15LnYxLk1vdmUSEgoKYXV0b19tb3ZlcxgCIAEoBRoNCgtHYW1lRXhwaXJlZBoPCg1HYW1lQWJhbmRvbmVkQgkKB3BheWxvYWRCBwoFX3NlYXRCDgoMX2RlYWRsaW5lX21zIqECCgtUaW1lQ29udHJvbBIxCghwZXJfbW92ZRgBIAEoCzIdLnJ1bW15LnYxLlRpbWVDb250cm9sLlBlck1vdmVIABIsCgVjbG9jaxgCIAEoCzIbLnJ1bW15LnYxLlRpbWVDb250cm9sLkNsb2NrSAASKgoEYmFuaxgDIAEoCzIaLnJ1bW15LnYxLlRpbWVDb250cm9sLkJhbmtIABobCgdQZXJNb3ZlEhAKCGxpbWl0X21zGAEgASgDGjEKBUNsb2NrEhIKCmluaXRpYWxfbXMYASABKAMSFAoMaW5jcmVtZW50X21zGAIgASgDGi0KBEJhbmsSFAoMYWxsb3dhbmNlX21zGAEgASgDEg8KB2JhbmtfbXMYAiABKANCBgoEa2luZCKdAQoNVGltZW91dFBvbGljeRIqCgRraW5kGAEgASgOMhwucnVtbXkudjEuVGltZW91dFBvbGljeS5LaW5kEhYKDm1heF9hdXRvX21vdmVzGAIgASgFIkgKBEtpbmQSFAoQS0lORF9VTlNQRUNJRklFRBAAEhYKEktJTkRfRk9SRkVJVF9NQVRDSBABEhIKDktJTkRfQVVUT19NT1ZFEAIipgEKCVNlYXRDbG9jaxIMCgRzZWF0GAEgASgFEhQKDHJlbWFpbmluZ19tcxgCIAEoAxIPCgdydW5uaW5nGAMgASgIEhcKCnN0YXJ0ZWRfbXMYBCABKANIAIgBARIYCgtkZWFkbGluZV9tcxgFIAEoA0gBiAEBEhIKCmF1dG9fbW92ZXMYBiABKAVCDQoLX3N0YXJ0ZWRfbXNCDgoMX2RlYWRsaW5lX21zIl0KCFNlYXRTcGVjEhQKDGRpc3BsYXlfbmFtZRgBIAEoCRIgCgRraW5kGAIgASgOMhIucnVtbXkudjEuU2VhdEtpbmQSDAoEb3BlbhgDIAEoCBILCgNib3QYBCABKAki2AMKDEdhbWVTZXR0aW5ncxIPCgdwcm9maWxlGAEgASgJEjQKB29wdGlvbnMYAiADKAsyIy5ydW1teS52MS5HYW1lU2V0dGluZ3MuT3B0aW9uc0VudHJ5EiEKBXNlYXRzGAMgAygLMhIucnVtbXkudjEuU2VhdFNwZWMSGgoSc3BlY3RhdG9yc19hbGxvd2VkGAQgASgIEhcKD29yZ2FuaXplcl9kZWFscxgFIAEoCBIXCg9zZWVkX2NvbW1pdG1lbnQYBiABKAkSDAoEc2VlZBgHIAEoDBIqCgxwcmVzZXRfZGVhbHMYCCADKAsyFC5ydW1teS52MS5QcmVzZXREZWFsEisKDHRpbWVfY29udHJvbBgJIAEoCzIVLnJ1bW15LnYxLlRpbWVDb250cm9sEi8KDnRpbWVvdXRfcG9saWN5GAogASgLMhcucnVtbXkudjEuVGltZW91dFBvbGljeRIxCg9zcGVjdGF0b3JfZGVsYXkYCyABKAsyGC5ydW1teS52MS5TcGVjdGF0b3JEZWxheRpFCgxPcHRpb25zRW50cnkSCwoDa2V5GAEgASgJEiQKBXZhbHVlGAIgASgLMhUucnVtbXkudjEuT3B0aW9uVmFsdWU6AjgBIjcKDlNwZWN0YXRvckRlbGF5Eg0KBW1vdmVzGAEgASgNEhYKDnVudGlsX2hhbmRfZW5kGAIgASgIIlsKClByZXNldERlYWwSDgoGZGVhbGVyGAEgASgFEh4KBWhhbmRzGAIgAygLMg8ucnVtbXkudjEuQ2FyZHMSDgoGdXBjYXJkGAMgASgJEg0KBXN0b2NrGAQgAygJKk0KCEdhbWVLaW5kEhkKFUdBTUVfS0lORF9VTlNQRUNJRklFRBAAEhEKDUdBTUVfS0lORF9HSU4QARITCg9HQU1FX0tJTkRfUlVNTVkQAiqmAQoFUGhhc2USFQoRUEhBU0VfVU5TUEVDSUZJRUQQABIWChJQSEFTRV9UQUtFX09SX1BBU1MQARIOCgpQSEFTRV9EUkFXEAISEQoNUEhBU0VfRElTQ0FSRBADEg4KClBIQVNFX1BMQVkQBBIQCgxQSEFTRV9MQVlPRkYQBRITCg9QSEFTRV9MQVNUX0NBUkQQBhIUChBQSEFTRV9NQVRDSF9PVkVSEAcqUQoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDQoJUk9MRV9TRUFUEAESEgoOUk9MRV9TUEVDVEFUT1IQAhIQCgxST0xFX1JFRkVSRUUQAypNCghTZWF0S2luZBIZChVTRUFUX0tJTkRfVU5TUEVDSUZJRUQQABITCg9TRUFUX0tJTkRfSFVNQU4QARIRCg1TRUFUX0tJTkRfQk9UEAIqSwoITWVsZEtpbmQSGQoVTUVMRF9LSU5EX1VOU1BFQ0lGSUVEEAASEQoNTUVMRF9LSU5EX1NFVBABEhEKDU1FTERfS0lORF9SVU4QAiqDAQoITWF0Y2hFbmQSGQoVTUFUQ0hfRU5EX1VOU1BFQ0lGSUVEEAASFwoTTUFUQ0hfRU5EX0NPTVBMRVRFRBABEhYKEk1BVENIX0VORF9SRVNJR05FRBACEhIKDk1BVENIX0VORF9USU1FEAMSFwoTTUFUQ0hfRU5EX09SR0FOSVpFUhAEKpEBCgdTZWF0RW5kEhgKFFNFQVRfRU5EX1VOU1BFQ0lGSUVEEAASFQoRU0VBVF9FTkRfRklOSVNIRUQQARIVChFTRUFUX0VORF9SRVNJR05FRBACEhkKFVNFQVRfRU5EX0xPU1RfT05fVElNRRADEiMKH1NFQVRfRU5EX0ZPUkZFSVRFRF9CWV9PUkdBTklaRVIQBGIGcHJvdG8z", [file_google_protobuf_struct]);
 
 /**
  * The value of one rule option (docs/rules.md section 5 lists each option, its type and default).
@@ -727,11 +727,40 @@ export type HandResult = Message<"rummy.v1.HandResult"> & {
   goingRummy?: boolean | undefined;
 
   /**
-   * Anything else the engine reported about the hand (e.g. Hollywood games entered), as JSON.
+   * Deprecated, kept for one release: the fields below as JSON (melds, games_entered and games, resigned,
+   * lost_on_time). Read the typed fields instead.
    *
    * @generated from field: google.protobuf.Struct details = 12;
    */
   details?: JsonObject | undefined;
+
+  /**
+   * Every meld on the table when the hand ended, laid-off cards included.
+   *
+   * @generated from field: repeated rummy.v1.TableMeld melds = 13;
+   */
+  melds: TableMeld[];
+
+  /**
+   * Hollywood only: the games the hand's win was entered in, and every game's points after it.
+   *
+   * @generated from field: rummy.v1.HollywoodHand hollywood = 14;
+   */
+  hollywood?: HollywoodHand | undefined;
+
+  /**
+   * A hand ended by a resign (reason resigned): the seat that resigned.
+   *
+   * @generated from field: optional int32 resigned_seat = 15;
+   */
+  resignedSeat?: number | undefined;
+
+  /**
+   * A hand ended by a loss on time (reason time): the seat that lost on time.
+   *
+   * @generated from field: optional int32 lost_on_time_seat = 16;
+   */
+  lostOnTimeSeat?: number | undefined;
 };
 
 /**
@@ -740,6 +769,112 @@ export type HandResult = Message<"rummy.v1.HandResult"> & {
  */
 export const HandResultSchema: GenMessage<HandResult> = /*@__PURE__*/
   messageDesc(file_rummy_v1_game, 9);
+
+/**
+ * Hollywood: how one hand counted in the three games.
+ *
+ * @generated from message rummy.v1.HollywoodHand
+ */
+export type HollywoodHand = Message<"rummy.v1.HollywoodHand"> & {
+  /**
+   * The games (0, 1, 2) the hand's win was entered in; empty when nobody won or every game had ended.
+   *
+   * @generated from field: repeated int32 games_entered = 1;
+   */
+  gamesEntered: number[];
+
+  /**
+   * Each of the three games' points, seat 0 first, after the hand.
+   *
+   * @generated from field: repeated rummy.v1.SeatPoints games = 2;
+   */
+  games: SeatPoints[];
+};
+
+/**
+ * Describes the message rummy.v1.HollywoodHand.
+ * Use `create(HollywoodHandSchema)` to create a new message.
+ */
+export const HollywoodHandSchema: GenMessage<HollywoodHand> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 10);
+
+/**
+ * A number per seat, seat 0 first.
+ *
+ * @generated from message rummy.v1.SeatPoints
+ */
+export type SeatPoints = Message<"rummy.v1.SeatPoints"> & {
+  /**
+   * One per seat.
+   *
+   * @generated from field: repeated int32 points = 1;
+   */
+  points: number[];
+};
+
+/**
+ * Describes the message rummy.v1.SeatPoints.
+ * Use `create(SeatPointsSchema)` to create a new message.
+ */
+export const SeatPointsSchema: GenMessage<SeatPoints> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 11);
+
+/**
+ * How the totals of one scored game were made. A resigned or lost match's breakdown has `points` and `boxes`
+ * only (the other fields are empty).
+ *
+ * @generated from message rummy.v1.ScoreBreakdown
+ */
+export type ScoreBreakdown = Message<"rummy.v1.ScoreBreakdown"> & {
+  /**
+   * Hand points per seat.
+   *
+   * @generated from field: repeated int32 points = 1;
+   */
+  points: number[];
+
+  /**
+   * Hands won (boxes) per seat.
+   *
+   * @generated from field: repeated int32 boxes = 2;
+   */
+  boxes: number[];
+
+  /**
+   * The box bonus of each seat (box_bonus times its boxes).
+   *
+   * @generated from field: repeated int32 box_bonus = 3;
+   */
+  boxBonus: number[];
+
+  /**
+   * The game (or shutout) bonus of each seat: only a sole winner of the game gets one.
+   *
+   * @generated from field: repeated int32 game_bonus = 4;
+   */
+  gameBonus: number[];
+
+  /**
+   * Each seat's total: points, box bonus and game bonus.
+   *
+   * @generated from field: repeated int32 totals = 5;
+   */
+  totals: number[];
+
+  /**
+   * The seats with the most hand points.
+   *
+   * @generated from field: repeated int32 winners = 6;
+   */
+  winners: number[];
+};
+
+/**
+ * Describes the message rummy.v1.ScoreBreakdown.
+ * Use `create(ScoreBreakdownSchema)` to create a new message.
+ */
+export const ScoreBreakdownSchema: GenMessage<ScoreBreakdown> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 12);
 
 /**
  * The result of a finished match.
@@ -762,7 +897,8 @@ export type MatchResult = Message<"rummy.v1.MatchResult"> & {
   winners: number[];
 
   /**
-   * The bonus breakdown and per-game totals (Hollywood), as JSON.
+   * Deprecated, kept for one release: `breakdown` and `hollywood_games` as JSON ("detail", "games"). Read the
+   * typed fields instead.
    *
    * @generated from field: google.protobuf.Struct details = 3;
    */
@@ -788,6 +924,28 @@ export type MatchResult = Message<"rummy.v1.MatchResult"> & {
    * @generated from field: optional int32 resigned_seat = 6;
    */
   resignedSeat?: number | undefined;
+
+  /**
+   * Gin (and Oklahoma) played to its end: the points, boxes and bonuses that made the totals. A resigned or lost
+   * match of any game: the points and boxes so far. Unset: a Rummy or Hollywood match played to its end.
+   *
+   * @generated from field: rummy.v1.ScoreBreakdown breakdown = 7;
+   */
+  breakdown?: ScoreBreakdown | undefined;
+
+  /**
+   * Hollywood played to its end: the breakdown of each of the three games (the totals are their sum).
+   *
+   * @generated from field: repeated rummy.v1.ScoreBreakdown hollywood_games = 8;
+   */
+  hollywoodGames: ScoreBreakdown[];
+
+  /**
+   * The seat that lost on time (ended MATCH_END_TIME only).
+   *
+   * @generated from field: optional int32 lost_on_time_seat = 9;
+   */
+  lostOnTimeSeat?: number | undefined;
 };
 
 /**
@@ -795,7 +953,7 @@ export type MatchResult = Message<"rummy.v1.MatchResult"> & {
  * Use `create(MatchResultSchema)` to create a new message.
  */
 export const MatchResultSchema: GenMessage<MatchResult> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 10);
+  messageDesc(file_rummy_v1_game, 13);
 
 /**
  * What one viewer may see of a game (docs/rules.md section 4), at one version.
@@ -1007,7 +1165,7 @@ export type GameView = Message<"rummy.v1.GameView"> & {
  * Use `create(GameViewSchema)` to create a new message.
  */
 export const GameViewSchema: GenMessage<GameView> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 11);
+  messageDesc(file_rummy_v1_game, 14);
 
 /**
  * Something that happened in a game, as one viewer may see it.
@@ -1047,8 +1205,7 @@ export type Event = Message<"rummy.v1.Event"> & {
   seat?: number | undefined;
 
   /**
-   * The event's details as JSON, cards in text form; secret fields only for the viewer allowed to see them
-   * (e.g. a card drawn from the stock: its drawer and the referee).
+   * Deprecated, kept for one release: the fields of `payload` as JSON, cards in text form. Read `payload`.
    *
    * @generated from field: google.protobuf.Struct data = 5;
    */
@@ -1068,6 +1225,174 @@ export type Event = Message<"rummy.v1.Event"> & {
    * @generated from field: optional int64 deadline_ms = 7;
    */
   deadlineMs?: bigint | undefined;
+
+  /**
+   * The event's fields, typed: the message of `kind`, filled from the same viewer's cut as `data` (a secret
+   * field only for the viewer allowed to see it). Unset only from a referee older than this field.
+   *
+   * @generated from oneof rummy.v1.Event.payload
+   */
+  payload: {
+    /**
+     * hand_started.
+     *
+     * @generated from field: rummy.v1.Event.HandStarted hand_started = 10;
+     */
+    value: Event_HandStarted;
+    case: "handStarted";
+  } | {
+    /**
+     * dealt.
+     *
+     * @generated from field: rummy.v1.Event.Dealt dealt = 11;
+     */
+    value: Event_Dealt;
+    case: "dealt";
+  } | {
+    /**
+     * drew.
+     *
+     * @generated from field: rummy.v1.Event.Drew drew = 12;
+     */
+    value: Event_Drew;
+    case: "drew";
+  } | {
+    /**
+     * passed.
+     *
+     * @generated from field: rummy.v1.Event.Passed passed = 13;
+     */
+    value: Event_Passed;
+    case: "passed";
+  } | {
+    /**
+     * discarded.
+     *
+     * @generated from field: rummy.v1.Event.Discarded discarded = 14;
+     */
+    value: Event_Discarded;
+    case: "discarded";
+  } | {
+    /**
+     * knocked.
+     *
+     * @generated from field: rummy.v1.Event.Knocked knocked = 15;
+     */
+    value: Event_Knocked;
+    case: "knocked";
+  } | {
+    /**
+     * big_gin.
+     *
+     * @generated from field: rummy.v1.Event.BigGin big_gin = 16;
+     */
+    value: Event_BigGin;
+    case: "bigGin";
+  } | {
+    /**
+     * melded.
+     *
+     * @generated from field: rummy.v1.Event.Melded melded = 17;
+     */
+    value: Event_Melded;
+    case: "melded";
+  } | {
+    /**
+     * laid_off.
+     *
+     * @generated from field: rummy.v1.Event.LaidOff laid_off = 18;
+     */
+    value: Event_LaidOff;
+    case: "laidOff";
+  } | {
+    /**
+     * declared.
+     *
+     * @generated from field: rummy.v1.Event.Declared declared = 19;
+     */
+    value: Event_Declared;
+    case: "declared";
+  } | {
+    /**
+     * restocked.
+     *
+     * @generated from field: rummy.v1.Event.Restocked restocked = 20;
+     */
+    value: Event_Restocked;
+    case: "restocked";
+  } | {
+    /**
+     * resigned.
+     *
+     * @generated from field: rummy.v1.Event.Resigned resigned = 21;
+     */
+    value: Event_Resigned;
+    case: "resigned";
+  } | {
+    /**
+     * hand_ended.
+     *
+     * @generated from field: rummy.v1.Event.HandEnded hand_ended = 22;
+     */
+    value: Event_HandEnded;
+    case: "handEnded";
+  } | {
+    /**
+     * match_ended.
+     *
+     * @generated from field: rummy.v1.Event.MatchEnded match_ended = 23;
+     */
+    value: Event_MatchEnded;
+    case: "matchEnded";
+  } | {
+    /**
+     * clock_stopped.
+     *
+     * @generated from field: rummy.v1.Event.ClockStopped clock_stopped = 24;
+     */
+    value: Event_ClockStopped;
+    case: "clockStopped";
+  } | {
+    /**
+     * clock_started.
+     *
+     * @generated from field: rummy.v1.Event.ClockStarted clock_started = 25;
+     */
+    value: Event_ClockStarted;
+    case: "clockStarted";
+  } | {
+    /**
+     * timed_out.
+     *
+     * @generated from field: rummy.v1.Event.TimedOut timed_out = 26;
+     */
+    value: Event_TimedOut;
+    case: "timedOut";
+  } | {
+    /**
+     * auto_moved.
+     *
+     * @generated from field: rummy.v1.Event.AutoMoved auto_moved = 27;
+     */
+    value: Event_AutoMoved;
+    case: "autoMoved";
+  } | {
+    /**
+     * game_expired.
+     *
+     * @generated from field: rummy.v1.Event.GameExpired game_expired = 28;
+     */
+    value: Event_GameExpired;
+    case: "gameExpired";
+  } | {
+    /**
+     * game_abandoned.
+     *
+     * @generated from field: rummy.v1.Event.GameAbandoned game_abandoned = 29;
+     */
+    value: Event_GameAbandoned;
+    case: "gameAbandoned";
+  } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -1075,7 +1400,590 @@ export type Event = Message<"rummy.v1.Event"> & {
  * Use `create(EventSchema)` to create a new message.
  */
 export const EventSchema: GenMessage<Event> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 12);
+  messageDesc(file_rummy_v1_game, 15);
+
+/**
+ * A hand was dealt (public).
+ *
+ * @generated from message rummy.v1.Event.HandStarted
+ */
+export type Event_HandStarted = Message<"rummy.v1.Event.HandStarted"> & {
+  /**
+   * The hand's number within the match, from 0.
+   *
+   * @generated from field: int32 hand_no = 1;
+   */
+  handNo: number;
+
+  /**
+   * The dealing seat.
+   *
+   * @generated from field: int32 dealer = 2;
+   */
+  dealer: number;
+
+  /**
+   * The first upcard.
+   *
+   * @generated from field: string upcard = 3;
+   */
+  upcard: string;
+
+  /**
+   * Cards in the stock after the deal.
+   *
+   * @generated from field: int32 stock_size = 4;
+   */
+  stockSize: number;
+
+  /**
+   * Cards dealt to each seat, seat 0 first.
+   *
+   * @generated from field: repeated int32 hand_sizes = 5;
+   */
+  handSizes: number[];
+
+  /**
+   * Gin: the knock limit of the deal (Oklahoma: set by the upcard); Rummy: 0.
+   *
+   * @generated from field: int32 knock_limit = 6;
+   */
+  knockLimit: number;
+
+  /**
+   * The seat to act first.
+   *
+   * @generated from field: int32 to_act = 7;
+   */
+  toAct: number;
+};
+
+/**
+ * Describes the message rummy.v1.Event.HandStarted.
+ * Use `create(Event_HandStartedSchema)` to create a new message.
+ */
+export const Event_HandStartedSchema: GenMessage<Event_HandStarted> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 0);
+
+/**
+ * A seat was dealt its hand (Event.seat).
+ *
+ * @generated from message rummy.v1.Event.Dealt
+ */
+export type Event_Dealt = Message<"rummy.v1.Event.Dealt"> & {
+  /**
+   * Cards dealt.
+   *
+   * @generated from field: int32 count = 1;
+   */
+  count: number;
+
+  /**
+   * The cards, by suit then rank: only for that seat and the referee (empty for everyone else).
+   *
+   * @generated from field: repeated string cards = 2;
+   */
+  cards: string[];
+};
+
+/**
+ * Describes the message rummy.v1.Event.Dealt.
+ * Use `create(Event_DealtSchema)` to create a new message.
+ */
+export const Event_DealtSchema: GenMessage<Event_Dealt> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 1);
+
+/**
+ * A seat drew a card.
+ *
+ * @generated from message rummy.v1.Event.Drew
+ */
+export type Event_Drew = Message<"rummy.v1.Event.Drew"> & {
+  /**
+   * "stock" or "discard".
+   *
+   * @generated from field: string source = 1;
+   */
+  source: string;
+
+  /**
+   * From the stock: cards left in it.
+   *
+   * @generated from field: optional int32 stock_size = 2;
+   */
+  stockSize?: number | undefined;
+
+  /**
+   * The card: drawn from the discard pile, everyone; from the stock, only the drawer and the referee.
+   *
+   * @generated from field: optional string card = 3;
+   */
+  card?: string | undefined;
+};
+
+/**
+ * Describes the message rummy.v1.Event.Drew.
+ * Use `create(Event_DrewSchema)` to create a new message.
+ */
+export const Event_DrewSchema: GenMessage<Event_Drew> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 2);
+
+/**
+ * A seat refused the upcard (take_or_pass) or the last discard (fiftieth_card).
+ *
+ * @generated from message rummy.v1.Event.Passed
+ */
+export type Event_Passed = Message<"rummy.v1.Event.Passed"> & {
+  /**
+   * The card refused.
+   *
+   * @generated from field: string card = 1;
+   */
+  card: string;
+};
+
+/**
+ * Describes the message rummy.v1.Event.Passed.
+ * Use `create(Event_PassedSchema)` to create a new message.
+ */
+export const Event_PassedSchema: GenMessage<Event_Passed> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 3);
+
+/**
+ * A seat discarded.
+ *
+ * @generated from message rummy.v1.Event.Discarded
+ */
+export type Event_Discarded = Message<"rummy.v1.Event.Discarded"> & {
+  /**
+   * The card.
+   *
+   * @generated from field: string card = 1;
+   */
+  card: string;
+};
+
+/**
+ * Describes the message rummy.v1.Event.Discarded.
+ * Use `create(Event_DiscardedSchema)` to create a new message.
+ */
+export const Event_DiscardedSchema: GenMessage<Event_Discarded> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 4);
+
+/**
+ * Gin: a seat knocked (its melds and deadwood are face up from now on).
+ *
+ * @generated from message rummy.v1.Event.Knocked
+ */
+export type Event_Knocked = Message<"rummy.v1.Event.Knocked"> & {
+  /**
+   * The card discarded with the knock.
+   *
+   * @generated from field: string discard = 1;
+   */
+  discard: string;
+
+  /**
+   * True: the knock is gin (no deadwood).
+   *
+   * @generated from field: bool gin = 2;
+   */
+  gin: boolean;
+
+  /**
+   * The knocker's deadwood.
+   *
+   * @generated from field: int32 deadwood = 3;
+   */
+  deadwood: number;
+
+  /**
+   * The knocker's melds, now on the table.
+   *
+   * @generated from field: repeated rummy.v1.TableMeld melds = 4;
+   */
+  melds: TableMeld[];
+
+  /**
+   * The knocker's unmelded cards.
+   *
+   * @generated from field: repeated string deadwood_cards = 5;
+   */
+  deadwoodCards: string[];
+};
+
+/**
+ * Describes the message rummy.v1.Event.Knocked.
+ * Use `create(Event_KnockedSchema)` to create a new message.
+ */
+export const Event_KnockedSchema: GenMessage<Event_Knocked> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 5);
+
+/**
+ * Gin: a seat went big gin (all 11 cards melded).
+ *
+ * @generated from message rummy.v1.Event.BigGin
+ */
+export type Event_BigGin = Message<"rummy.v1.Event.BigGin"> & {
+  /**
+   * Always 0.
+   *
+   * @generated from field: int32 deadwood = 1;
+   */
+  deadwood: number;
+
+  /**
+   * Its melds, now on the table.
+   *
+   * @generated from field: repeated rummy.v1.TableMeld melds = 2;
+   */
+  melds: TableMeld[];
+};
+
+/**
+ * Describes the message rummy.v1.Event.BigGin.
+ * Use `create(Event_BigGinSchema)` to create a new message.
+ */
+export const Event_BigGinSchema: GenMessage<Event_BigGin> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 6);
+
+/**
+ * A seat put a meld on the table.
+ *
+ * @generated from message rummy.v1.Event.Melded
+ */
+export type Event_Melded = Message<"rummy.v1.Event.Melded"> & {
+  /**
+   * The meld.
+   *
+   * @generated from field: rummy.v1.TableMeld meld = 1;
+   */
+  meld?: TableMeld | undefined;
+
+  /**
+   * Its id (TableMeld.id).
+   *
+   * @generated from field: int32 meld_id = 2;
+   */
+  meldId: number;
+};
+
+/**
+ * Describes the message rummy.v1.Event.Melded.
+ * Use `create(Event_MeldedSchema)` to create a new message.
+ */
+export const Event_MeldedSchema: GenMessage<Event_Melded> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 7);
+
+/**
+ * A seat laid a card off on a table meld.
+ *
+ * @generated from message rummy.v1.Event.LaidOff
+ */
+export type Event_LaidOff = Message<"rummy.v1.Event.LaidOff"> & {
+  /**
+   * The card.
+   *
+   * @generated from field: string card = 1;
+   */
+  card: string;
+
+  /**
+   * The target meld's id.
+   *
+   * @generated from field: int32 meld_id = 2;
+   */
+  meldId: number;
+};
+
+/**
+ * Describes the message rummy.v1.Event.LaidOff.
+ * Use `create(Event_LaidOffSchema)` to create a new message.
+ */
+export const Event_LaidOffSchema: GenMessage<Event_LaidOff> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 8);
+
+/**
+ * Gin: the defender's declaration after a knock is complete.
+ *
+ * @generated from message rummy.v1.Event.Declared
+ */
+export type Event_Declared = Message<"rummy.v1.Event.Declared"> & {
+  /**
+   * The defender's deadwood, counted as option defender_deadwood says.
+   *
+   * @generated from field: int32 deadwood = 1;
+   */
+  deadwood: number;
+};
+
+/**
+ * Describes the message rummy.v1.Event.Declared.
+ * Use `create(Event_DeclaredSchema)` to create a new message.
+ */
+export const Event_DeclaredSchema: GenMessage<Event_Declared> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 9);
+
+/**
+ * Rummy: the stock ran out and was rebuilt from the discard pile.
+ *
+ * @generated from message rummy.v1.Event.Restocked
+ */
+export type Event_Restocked = Message<"rummy.v1.Event.Restocked"> & {
+  /**
+   * Cards in the new stock.
+   *
+   * @generated from field: int32 stock_size = 1;
+   */
+  stockSize: number;
+
+  /**
+   * How it was rebuilt: "shuffle" or "turn_over" (option restock).
+   *
+   * @generated from field: string mode = 2;
+   */
+  mode: string;
+
+  /**
+   * The new stock, bottom to top: the referee only (unset for everyone else).
+   *
+   * @generated from field: rummy.v1.Cards stock = 3;
+   */
+  stock?: Cards | undefined;
+};
+
+/**
+ * Describes the message rummy.v1.Event.Restocked.
+ * Use `create(Event_RestockedSchema)` to create a new message.
+ */
+export const Event_RestockedSchema: GenMessage<Event_Restocked> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 10);
+
+/**
+ * A seat resigned the match (Event.seat).
+ *
+ * @generated from message rummy.v1.Event.Resigned
+ */
+export type Event_Resigned = Message<"rummy.v1.Event.Resigned"> & {
+  /**
+   * The hand in progress.
+   *
+   * @generated from field: int32 hand_no = 1;
+   */
+  handNo: number;
+
+  /**
+   * The phase it was in.
+   *
+   * @generated from field: rummy.v1.Phase phase = 2;
+   */
+  phase: Phase;
+};
+
+/**
+ * Describes the message rummy.v1.Event.Resigned.
+ * Use `create(Event_ResignedSchema)` to create a new message.
+ */
+export const Event_ResignedSchema: GenMessage<Event_Resigned> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 11);
+
+/**
+ * A hand ended; every hand is shown.
+ *
+ * @generated from message rummy.v1.Event.HandEnded
+ */
+export type Event_HandEnded = Message<"rummy.v1.Event.HandEnded"> & {
+  /**
+   * How it ended.
+   *
+   * @generated from field: rummy.v1.HandResult result = 1;
+   */
+  result?: HandResult | undefined;
+};
+
+/**
+ * Describes the message rummy.v1.Event.HandEnded.
+ * Use `create(Event_HandEndedSchema)` to create a new message.
+ */
+export const Event_HandEndedSchema: GenMessage<Event_HandEnded> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 12);
+
+/**
+ * The match ended (the last event of the game).
+ *
+ * @generated from message rummy.v1.Event.MatchEnded
+ */
+export type Event_MatchEnded = Message<"rummy.v1.Event.MatchEnded"> & {
+  /**
+   * Its result.
+   *
+   * @generated from field: rummy.v1.MatchResult result = 1;
+   */
+  result?: MatchResult | undefined;
+};
+
+/**
+ * Describes the message rummy.v1.Event.MatchEnded.
+ * Use `create(Event_MatchEndedSchema)` to create a new message.
+ */
+export const Event_MatchEndedSchema: GenMessage<Event_MatchEnded> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 13);
+
+/**
+ * Time controls: a seat's decision ended (Event.seat: whose clock).
+ *
+ * @generated from message rummy.v1.Event.ClockStopped
+ */
+export type Event_ClockStopped = Message<"rummy.v1.Event.ClockStopped"> & {
+  /**
+   * Time the decision took.
+   *
+   * @generated from field: int64 spent_ms = 1;
+   */
+  spentMs: bigint;
+
+  /**
+   * The seat's time left after it.
+   *
+   * @generated from field: int64 remaining_ms = 2;
+   */
+  remainingMs: bigint;
+
+  /**
+   * When the move committed (ms since the epoch, Redis's clock).
+   *
+   * @generated from field: int64 at_ms = 3;
+   */
+  atMs: bigint;
+};
+
+/**
+ * Describes the message rummy.v1.Event.ClockStopped.
+ * Use `create(Event_ClockStoppedSchema)` to create a new message.
+ */
+export const Event_ClockStoppedSchema: GenMessage<Event_ClockStopped> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 14);
+
+/**
+ * Time controls: a seat's decision started (Event.seat: whose clock; its deadline: Event.deadline_ms).
+ *
+ * @generated from message rummy.v1.Event.ClockStarted
+ */
+export type Event_ClockStarted = Message<"rummy.v1.Event.ClockStarted"> & {
+  /**
+   * When it started (ms since the epoch, Redis's clock).
+   *
+   * @generated from field: int64 started_ms = 1;
+   */
+  startedMs: bigint;
+
+  /**
+   * The seat's time left at the start.
+   *
+   * @generated from field: int64 remaining_ms = 2;
+   */
+  remainingMs: bigint;
+};
+
+/**
+ * Describes the message rummy.v1.Event.ClockStarted.
+ * Use `create(Event_ClockStartedSchema)` to create a new message.
+ */
+export const Event_ClockStartedSchema: GenMessage<Event_ClockStarted> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 15);
+
+/**
+ * Time controls: a seat's decision (Event.seat's) was due; the timeout policy is played for it.
+ *
+ * @generated from message rummy.v1.Event.TimedOut
+ */
+export type Event_TimedOut = Message<"rummy.v1.Event.TimedOut"> & {
+  /**
+   * The game's timeout policy.
+   *
+   * @generated from field: rummy.v1.TimeoutPolicy.Kind policy = 1;
+   */
+  policy: TimeoutPolicy_Kind;
+
+  /**
+   * The deadline that passed (ms since the epoch, Redis's clock).
+   *
+   * @generated from field: int64 deadline_ms = 2;
+   */
+  deadlineMs: bigint;
+
+  /**
+   * True: the seat loses the match on time; false: an automatic move follows (auto_moved).
+   *
+   * @generated from field: bool forfeit = 3;
+   */
+  forfeit: boolean;
+};
+
+/**
+ * Describes the message rummy.v1.Event.TimedOut.
+ * Use `create(Event_TimedOutSchema)` to create a new message.
+ */
+export const Event_TimedOutSchema: GenMessage<Event_TimedOut> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 16);
+
+/**
+ * Time controls: the referee plays an automatic move for a seat (Event.seat; the move's own events follow).
+ *
+ * @generated from message rummy.v1.Event.AutoMoved
+ */
+export type Event_AutoMoved = Message<"rummy.v1.Event.AutoMoved"> & {
+  /**
+   * The move played.
+   *
+   * @generated from field: rummy.v1.Move move = 1;
+   */
+  move?: Move | undefined;
+
+  /**
+   * The seat's automatic moves in a row, this one included.
+   *
+   * @generated from field: int32 auto_moves = 2;
+   */
+  autoMoves: number;
+};
+
+/**
+ * Describes the message rummy.v1.Event.AutoMoved.
+ * Use `create(Event_AutoMovedSchema)` to create a new message.
+ */
+export const Event_AutoMovedSchema: GenMessage<Event_AutoMoved> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 17);
+
+/**
+ * Last of a watch, never in the log: the game's keys expired after a move (--idle-ttl after its last one).
+ *
+ * @generated from message rummy.v1.Event.GameExpired
+ */
+export type Event_GameExpired = Message<"rummy.v1.Event.GameExpired"> & {
+};
+
+/**
+ * Describes the message rummy.v1.Event.GameExpired.
+ * Use `create(Event_GameExpiredSchema)` to create a new message.
+ */
+export const Event_GameExpiredSchema: GenMessage<Event_GameExpired> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 18);
+
+/**
+ * Last of a watch, never in the log: the game's keys expired before any move was made.
+ *
+ * @generated from message rummy.v1.Event.GameAbandoned
+ */
+export type Event_GameAbandoned = Message<"rummy.v1.Event.GameAbandoned"> & {
+};
+
+/**
+ * Describes the message rummy.v1.Event.GameAbandoned.
+ * Use `create(Event_GameAbandonedSchema)` to create a new message.
+ */
+export const Event_GameAbandonedSchema: GenMessage<Event_GameAbandoned> = /*@__PURE__*/
+  messageDesc(file_rummy_v1_game, 15, 19);
 
 /**
  * How much time each seat has for its decisions. Every decision a seat must make is timed alone: each move it
@@ -1127,7 +2035,7 @@ export type TimeControl = Message<"rummy.v1.TimeControl"> & {
  * Use `create(TimeControlSchema)` to create a new message.
  */
 export const TimeControlSchema: GenMessage<TimeControl> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 13);
+  messageDesc(file_rummy_v1_game, 16);
 
 /**
  * A fixed limit for every decision; no time is carried over.
@@ -1148,7 +2056,7 @@ export type TimeControl_PerMove = Message<"rummy.v1.TimeControl.PerMove"> & {
  * Use `create(TimeControl_PerMoveSchema)` to create a new message.
  */
 export const TimeControl_PerMoveSchema: GenMessage<TimeControl_PerMove> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 13, 0);
+  messageDesc(file_rummy_v1_game, 16, 0);
 
 /**
  * A clock per seat (Fischer): each seat starts with initial_ms; a decision spends the time it took, then
@@ -1177,7 +2085,7 @@ export type TimeControl_Clock = Message<"rummy.v1.TimeControl.Clock"> & {
  * Use `create(TimeControl_ClockSchema)` to create a new message.
  */
 export const TimeControl_ClockSchema: GenMessage<TimeControl_Clock> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 13, 1);
+  messageDesc(file_rummy_v1_game, 16, 1);
 
 /**
  * A free allowance per decision and a time bank per seat spent only beyond it (as Kaggle's bot referee does):
@@ -1207,7 +2115,7 @@ export type TimeControl_Bank = Message<"rummy.v1.TimeControl.Bank"> & {
  * Use `create(TimeControl_BankSchema)` to create a new message.
  */
 export const TimeControl_BankSchema: GenMessage<TimeControl_Bank> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 13, 2);
+  messageDesc(file_rummy_v1_game, 16, 2);
 
 /**
  * What the referee does when a seat's decision is due (only with a time control).
@@ -1236,7 +2144,7 @@ export type TimeoutPolicy = Message<"rummy.v1.TimeoutPolicy"> & {
  * Use `create(TimeoutPolicySchema)` to create a new message.
  */
 export const TimeoutPolicySchema: GenMessage<TimeoutPolicy> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 14);
+  messageDesc(file_rummy_v1_game, 17);
 
 /**
  * The policies.
@@ -1275,7 +2183,7 @@ export enum TimeoutPolicy_Kind {
  * Describes the enum rummy.v1.TimeoutPolicy.Kind.
  */
 export const TimeoutPolicy_KindSchema: GenEnum<TimeoutPolicy_Kind> = /*@__PURE__*/
-  enumDesc(file_rummy_v1_game, 14, 0);
+  enumDesc(file_rummy_v1_game, 17, 0);
 
 /**
  * One seat's clock, as everyone sees it (clocks are public).
@@ -1333,7 +2241,7 @@ export type SeatClock = Message<"rummy.v1.SeatClock"> & {
  * Use `create(SeatClockSchema)` to create a new message.
  */
 export const SeatClockSchema: GenMessage<SeatClock> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 15);
+  messageDesc(file_rummy_v1_game, 18);
 
 /**
  * A seat as set up when the game was created.
@@ -1376,7 +2284,7 @@ export type SeatSpec = Message<"rummy.v1.SeatSpec"> & {
  * Use `create(SeatSpecSchema)` to create a new message.
  */
 export const SeatSpecSchema: GenMessage<SeatSpec> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 16);
+  messageDesc(file_rummy_v1_game, 19);
 
 /**
  * The settings a game was created with, all options pinned.
@@ -1468,7 +2376,7 @@ export type GameSettings = Message<"rummy.v1.GameSettings"> & {
  * Use `create(GameSettingsSchema)` to create a new message.
  */
 export const GameSettingsSchema: GenMessage<GameSettings> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 17);
+  messageDesc(file_rummy_v1_game, 20);
 
 /**
  * What a spectator token sees of the game is held back: the game as it was `moves` versions ago, and/or only up
@@ -1499,7 +2407,7 @@ export type SpectatorDelay = Message<"rummy.v1.SpectatorDelay"> & {
  * Use `create(SpectatorDelaySchema)` to create a new message.
  */
 export const SpectatorDelaySchema: GenMessage<SpectatorDelay> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 18);
+  messageDesc(file_rummy_v1_game, 21);
 
 /**
  * Organizer only: the deal of one hand.
@@ -1541,7 +2449,7 @@ export type PresetDeal = Message<"rummy.v1.PresetDeal"> & {
  * Use `create(PresetDealSchema)` to create a new message.
  */
 export const PresetDealSchema: GenMessage<PresetDeal> = /*@__PURE__*/
-  messageDesc(file_rummy_v1_game, 19);
+  messageDesc(file_rummy_v1_game, 22);
 
 /**
  * Which of the two games a profile plays.
