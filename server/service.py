@@ -21,7 +21,7 @@ import json
 import logging
 import re
 import secrets
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -58,7 +58,7 @@ from server.errors import (
 from server.events import EventHub
 from server.expiry import GameGone
 from server.gamelog import encode_entry
-from server.memo import Memo
+from server.memo import Memo, frozen_mapping
 from server.model import Caller, GameSpec, SeatSpec
 from server.open_games import OpenGames, release_quietly
 from server.store import (
@@ -232,7 +232,7 @@ class Referee:
         version: int,
         viewer: int,
         role: str,
-        seats: list[dict[str, Any]] | None = None,
+        seats: Sequence[Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
         view = engine.view(state, viewer)
         view.update(game_id=game.game_id, version=version, role=role, seats=seats or public_seats(game.meta))
@@ -245,7 +245,7 @@ class Referee:
     def _settings(self, game: StoredGame, state: engine.GameState, *, reveal: bool = False) -> dict[str, Any]:
         """The settings; ``reveal`` (GetReplay of a match that is over): with the seed and the preset deals."""
         meta = parsed_meta(game.meta)
-        seats = public_seats(game.meta)
+        seats: Sequence[Mapping[str, Any]] = public_seats(game.meta)
         if any(seat.get("bot") for seat in meta["seats"]):  # the house bots' names, only where there are some
             seats = [{**s, "bot": m.get("bot", "")} for s, m in zip(seats, meta["seats"], strict=True)]
         settings = {
@@ -791,17 +791,17 @@ class Referee:
         }
 
 
-_MOVE_DICTS: Memo[engine.Move, dict[str, Any]] = Memo("move_dicts", share=2.0)
+_MOVE_DICTS: Memo[engine.Move, Mapping[str, Any]] = Memo("move_dicts", share=2.0)
 
 
-def _move_dict(move: engine.Move) -> dict[str, Any]:
-    """``engine.move_to_dict(move)``, made once per distinct move (moves are frozen, so hashable) and shared: the
-    legal moves of every view are mostly the same few hundred (discard X, draw, knock X). Moves with melds are
-    many more (Rummy's lay-offs and melds): the table is bounded (server.memo)."""
+def _move_dict(move: engine.Move) -> Mapping[str, Any]:
+    """``engine.move_to_dict(move)``, made once per distinct move (moves are frozen, so hashable) and shared, so
+    read-only (server.memo.freeze): the legal moves of every view are mostly the same few hundred (discard X,
+    draw, knock X). Moves with melds are many more (Rummy's lay-offs and melds): the table is bounded."""
     d = _MOVE_DICTS.get(move)
     if d is None:
-        d = engine.move_to_dict(move)
-        _MOVE_DICTS.put(move, d, 2 * ENTRY_BYTES + PARSED_FACTOR * len(str(d)))  # move and dict: ~ its text
+        made = engine.move_to_dict(move)
+        d = _MOVE_DICTS.put(move, frozen_mapping(made), 2 * ENTRY_BYTES + PARSED_FACTOR * len(str(made)))
     return d
 
 

@@ -44,6 +44,7 @@ from server import deadlines
 from server.clocks import INDEX_SCRIPT, shard_keys, shard_of
 from server.gamelog import LogEntry, decode_entry, event_payload
 from server.hotpath import ClusterHotPath, HotPath, NotSent
+from server.settings import DEFAULTS
 
 MAX_SEATS = 6
 MAX_TTL_S = 3650 * 24 * 3600  # 10 years
@@ -51,11 +52,11 @@ MAX_SEQ = 2**64 - 1  # largest index within a version: (v, MAX_SEQ) is the posit
 MAX_LOG_INDEX = 2**62  # beyond any game's version (and within what LRANGE takes)
 IDEM_RECORD = 20  # bytes of one idempotency record: a 16-byte key, then the version (4 bytes, big endian)
 IDEM_KEY = 16
-SETTLE_READ_S = 1.0  # the most a lost commit's check read waits
+SETTLE_READ_S = DEFAULTS.storage.settle_read_s  # the most a lost commit's check read waits
 #: How long one storage operation may take before Redis counts as unresponsive (``serve --storage-timeout``).
-STORAGE_TIMEOUT_S = 1.0
+STORAGE_TIMEOUT_S = DEFAULTS.storage.timeout_s
 #: How long a move waits for its replicas' acknowledgement (``serve --wait-replicas-timeout``).
-WAIT_TIMEOUT_S = 1.0
+WAIT_TIMEOUT_S = DEFAULTS.storage.wait_timeout_s
 
 RedisClient = aioredis.Redis | RedisCluster
 
@@ -96,8 +97,8 @@ def game_keys(game_id: str) -> list[str]:
     return [game_key(game_id), log_key(game_id), idem_key(game_id)]
 
 
-POOL_MAX_CONNECTIONS = 6  # redis-py's pool (the hot path's own connection and the event subscriber are apart)
-POOL_TIMEOUT_S = 1.0  # how long a command waits for a connection of a full pool before it is refused
+POOL_MAX_CONNECTIONS = DEFAULTS.storage.pool_max_connections  # (server.settings)
+POOL_TIMEOUT_S = DEFAULTS.storage.pool_timeout_s  # (server.settings)
 
 
 class PoolExhausted(rexc.ConnectionError):
@@ -275,12 +276,12 @@ class GameStore:
         self,
         client: RedisClient,
         *,
-        finished_ttl_s: int = 7 * 24 * 3600,
-        idle_ttl_s: int = 30 * 24 * 3600,
-        idem_ttl_s: int = 24 * 3600,
+        finished_ttl_s: int = DEFAULTS.retention.finished_ttl_s,
+        idle_ttl_s: int = DEFAULTS.retention.idle_ttl_s,
+        idem_ttl_s: int = DEFAULTS.retention.idem_ttl_s,
         op_timeout_s: float = STORAGE_TIMEOUT_S,
-        unplayed_ttl_s: int = 3600,
-        wait_replicas: int = 0,
+        unplayed_ttl_s: int = DEFAULTS.retention.unplayed_ttl_s,
+        wait_replicas: int = DEFAULTS.storage.wait_replicas,
         wait_timeout_s: float = WAIT_TIMEOUT_S,
     ) -> None:
         """``finished_ttl_s``: how long a finished game is kept; ``idle_ttl_s``: how long an unfinished game is kept
