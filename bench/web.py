@@ -30,7 +30,6 @@ import random
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -44,6 +43,7 @@ from connectrpc.protocol import ProtocolType  # noqa: E402
 
 _BENCH_DIR, _ROOT = _boot.BENCH_DIR, _boot.ROOT
 
+from clients.referee_proc import RefereeProcess, RefereeStartError  # noqa: E402
 from rummy_pb.rummy.v1 import game_pb2 as pb  # noqa: E402
 from rummy_pb.rummy.v1 import referee_connect, referee_pb2_grpc  # noqa: E402
 from rummy_pb.rummy.v1 import referee_pb2 as rpb  # noqa: E402
@@ -142,20 +142,17 @@ async def measure(servers: list[tuple[str, str]], levels: list[int], seconds: fl
 
 def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str, str]:
     """A referee with both ports on free ports: (process, gRPC address, HTTP base URL)."""
-    env = {**os.environ, "PYTHONPATH": str(_ROOT)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--http-port", "0", "--redis-url", redis_url,
-         "--grace", "1",
+    referee = RefereeProcess(
+        ["--port", "0", "--http-port", "0", "--redis-url", redis_url, "--grace", "1",
          # limits far above the bench's rates (it creates games without a token), but on: their cost is measured
          "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000"],
-        cwd=_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
-    assert process.stdout is not None
-    first, second = process.stdout.readline(), process.stdout.readline()
-    if "listening on" not in first or "http on" not in second:
-        process.kill()
-        raise SystemExit(f"the referee did not start: {first!r} {second!r}")
-    return process, first.split()[-1], f"http://{second.split()[-1]}"
+    try:
+        referee.start()
+    except RefereeStartError as exc:
+        raise SystemExit(f"the referee did not start: {exc}") from None
+    assert referee.process is not None and referee.http_address is not None
+    return referee.process, referee.address, f"http://{referee.http_address}"
 
 
 def main() -> None:
