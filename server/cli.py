@@ -477,7 +477,6 @@ async def serve(args: argparse.Namespace) -> None:
     tls = _tls_files(args)
     if not args.no_http:
         _check_port_free(args.host, args.http_port)
-    host_settings = _host_settings(args)
     lock, redis = _start_private_redis(args) if not args.redis_url else (None, None)
     settings = settings_from_args(args, redis.url if redis is not None else None)
     net = settings.network
@@ -491,7 +490,7 @@ async def serve(args: argparse.Namespace) -> None:
             lock.record(port=port)  # for a second referee on this data directory, told who has it
         await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
         host = None if not settings.bots.enabled else BotHost(referee.bot_seats, _loopback(net.host, port),
-                                                              host_settings)  # fmt: skip
+                                                              _host_settings(args))  # fmt: skip
         if host is not None and tls is not None:  # the bot host's client speaks plaintext gRPC only, for now
             log.warning("house bots are not played by a referee serving TLS: run `rummy-referee bots` against a "
                         "plaintext referee sharing this Redis")  # fmt: skip
