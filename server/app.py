@@ -65,7 +65,8 @@ def open_store(settings: Settings, redis_url: str | None = None) -> GameStore:
         raise StartupError("no Redis URL to connect to")
     s, r = settings.storage, settings.retention
     return GameStore(
-        connect(url, cluster=s.cluster), finished_ttl_s=r.finished_ttl_s, idle_ttl_s=r.idle_ttl_s,
+        connect(url, cluster=s.cluster, max_connections=s.pool_max_connections, pool_timeout_s=s.pool_timeout_s),
+        finished_ttl_s=r.finished_ttl_s, idle_ttl_s=r.idle_ttl_s,
         unplayed_ttl_s=r.unplayed_ttl_s, idem_ttl_s=r.idem_ttl_s, op_timeout_s=s.timeout_s,
         wait_replicas=s.wait_replicas, wait_timeout_s=s.wait_timeout_s,
     )  # fmt: skip

@@ -36,7 +36,8 @@ class StorageSettings:
     wait_timeout_s: float = 1.0  # how long it waits for them (``--wait-replicas-timeout``)
     settle_read_s: float = 1.0  # the most a lost commit's check read waits (module default)
     pool_max_connections: int = 6  # redis-py's pool (the hot path's connection and the subscriber are apart)
-    pool_timeout_s: float = 1.0  # a command waits this long for a connection of a full pool (module default)
+    pool_timeout_s: float = 1.0  # a command waits this long for a connection of a full pool (and, as module
+    # default, in the background tasks' own pools)
 
 
 @dataclass(frozen=True, slots=True)
