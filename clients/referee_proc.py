@@ -68,15 +68,16 @@ class RefereeProcess:
     (Linux); ``new_session``: a session of its own, so a Ctrl-C typed at a terminal does not reach it.
     ``root``: the source tree whose referee it runs (its working directory, first on PYTHONPATH; an earlier
     checkout, for a benchmark's baseline); ``python_args``: options of the interpreter before ``-m server.cli``
-    (e.g. ``-m cProfile -o FILE``); ``all_ports``: wait until every port listens (the last line `serve` prints),
-    else only for the gRPC address (a referee of an earlier version prints no more).
+    (e.g. ``-m cProfile -o FILE``); ``copy_stdout``: its standard output goes to the log too (else only its
+    standard error: e.g. JSON log lines alone); ``all_ports``: wait until every port listens (the last line
+    `serve` prints), else only for the gRPC address (a referee of an earlier version prints no more).
     ``start()`` may be called again after ``stop()`` or ``kill()`` (the same options: the same port if fixed).
     """
 
     def __init__(self, args: Sequence[str] = (), *, env: Mapping[str, str] | None = None, log: Path | None = None,
                  cwd: Path | None = ROOT, die_with_parent: bool = False, new_session: bool = False,
                  python: str = sys.executable, python_args: Sequence[str] = (), root: Path = ROOT,
-                 all_ports: bool = True) -> None:  # fmt: skip
+                 all_ports: bool = True, copy_stdout: bool = True) -> None:  # fmt: skip
         args = list(args)
         self.args = args if "--port" in args else ["--port", "0", *args]
         self.env = dict(os.environ if env is None else env)
@@ -85,12 +86,15 @@ class RefereeProcess:
         self.cwd = root if cwd == ROOT else cwd
         self.python_args = list(python_args)
         self.all_ports = all_ports
+        self.copy_stdout = copy_stdout
         self.die_with_parent = die_with_parent
         self.new_session = new_session
         self.python = python
         self.process: subprocess.Popen[str] | None = None
         #: What it printed once it listened: HOST:PORT of gRPC, of the HTTP port and of the metrics (or None).
         self.listening = ""
+        self.listening_line = ""  # the whole line, e.g. "rummy-referee listening on 127.0.0.1:PORT (TLS)"
+        self.http_line = ""
         #: The line `serve` prints last once it listens ("stop it with Ctrl-C, or SIGTERM (kill PID): ...").
         self.ready_line = ""
         self.http_address: str | None = None
@@ -126,6 +130,7 @@ class RefereeProcess:
         assert self.process is None or self.process.poll() is not None, "already running"
         self._ready.clear()
         self.listening, self.ready_line, self.http_address, self.metrics_address = "", "", None, None
+        self.listening_line = self.http_line = ""
         log = open(self.log, "a") if self.log is not None else None  # noqa: SIM115 - closed right after the start
         try:
             if self.log is not None:
@@ -155,7 +160,8 @@ class RefereeProcess:
         return self
 
     def _read(self, stdout: IO[str]) -> None:
-        sink = open(self.log, "a") if self.log is not None else None  # noqa: SIM115 - closed at the end below
+        copy = self.log is not None and self.copy_stdout
+        sink = open(self.log, "a") if copy and self.log is not None else None  # noqa: SIM115 - closed at the end
         try:
             for line in stdout:
                 with self._lock:
@@ -165,10 +171,12 @@ class RefereeProcess:
                     sink.write(line)
                     sink.flush()
                 if line.startswith(_LISTENING):
+                    self.listening_line = line.rstrip("\n")
                     self.listening = line[len(_LISTENING):].split()[0]
                     if not self.all_ports:
                         self._ready.set()
                 elif line.startswith(_HTTP):
+                    self.http_line = line.rstrip("\n")
                     self.http_address = line[len(_HTTP):].split()[0]
                 elif line.startswith(_METRICS):
                     self.metrics_address = line[len(_METRICS):].split()[0]
