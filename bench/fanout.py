@@ -60,7 +60,6 @@ _BENCH_DIR, _ROOT = _boot.BENCH_DIR, _boot.ROOT
 import psutil  # noqa: E402
 import redis.asyncio as aioredis  # noqa: E402
 
-from clients.referee_proc import RefereeProcess, RefereeStartError  # noqa: E402
 from rummy_pb.rummy.v1 import game_pb2 as pb  # noqa: E402
 from rummy_pb.rummy.v1 import referee_pb2 as rpb  # noqa: E402
 from rummy_pb.rummy.v1 import referee_pb2_grpc  # noqa: E402
@@ -461,7 +460,7 @@ async def run(target: Target, args: argparse.Namespace, pids: dict[str, list[int
 
 def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
     profile = os.environ.get("FANOUT_PROFILE")
-    referee = RefereeProcess(
+    referee = _boot.start_referee(
         ["--port", "0", "--no-http", "--redis-url", redis_url,
          # limits far above the bench's rates (it creates games without a token)
          "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000",
@@ -470,10 +469,6 @@ def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
         python_args=["-m", "cProfile", "-o", profile] if profile else [],
         log=Path(os.environ["FANOUT_LOG"]) if os.environ.get("FANOUT_LOG") else None,
     )  # fmt: skip
-    try:
-        referee.start()
-    except RefereeStartError as exc:
-        raise SystemExit(f"the referee did not start: {exc}") from None
     assert referee.process is not None
     return referee.process, referee.address
 

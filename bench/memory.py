@@ -50,7 +50,6 @@ import redis  # noqa: E402
 _BENCH_DIR, _ROOT = _boot.BENCH_DIR, _boot.ROOT
 
 import engine  # noqa: E402
-from clients.referee_proc import RefereeProcess, RefereeStartError  # noqa: E402
 from rummy_pb.rummy.v1 import game_pb2 as pb  # noqa: E402
 from rummy_pb.rummy.v1 import referee_pb2 as rpb  # noqa: E402
 from rummy_pb.rummy.v1 import referee_pb2_grpc  # noqa: E402
@@ -205,14 +204,10 @@ def _start_server(root: Path, redis_url: str) -> tuple[subprocess.Popen[str], st
     extra = ["--no-http", "--games-per-minute", "1000000", "--requests-per-second", "1000000",
              "--request-burst", "1000000"] if root.resolve() == _ROOT.resolve() else []  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the code of ``root``, none other
-    referee = RefereeProcess(
+    referee = _boot.start_referee(
         ["--port", "0", *extra, "--redis-url", redis_url, "--grace", "1"],
         env={**env, "RUMMY_ORGANIZER_TOKEN": ORGANIZER}, root=root, all_ports=False,  # the baseline's prints less
     )  # fmt: skip
-    try:
-        referee.start()
-    except RefereeStartError as exc:
-        raise SystemExit(f"the referee did not start: {exc}") from None
     assert referee.process is not None
     return referee.process, referee.address
 

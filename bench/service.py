@@ -48,7 +48,6 @@ import grpc  # noqa: E402
 
 _BENCH_DIR, _ROOT = _boot.BENCH_DIR, _boot.ROOT
 
-from clients.referee_proc import RefereeProcess, RefereeStartError  # noqa: E402
 from rummy_pb.rummy.v1 import game_pb2 as pb  # noqa: E402
 from rummy_pb.rummy.v1 import referee_pb2 as rpb  # noqa: E402
 from rummy_pb.rummy.v1 import referee_pb2_grpc  # noqa: E402
@@ -234,7 +233,7 @@ async def measure(
 
 
 def _start_server(redis_url: str, extra: tuple[str, ...] = (), http: bool = True) -> tuple[subprocess.Popen[str], str]:
-    referee = RefereeProcess(
+    referee = _boot.start_referee(
         ["--port", "0", "--redis-url", redis_url, "--grace", "1",
          # the HTTP port on by default, as `serve` runs: no tax on gRPC
          *(["--http-port", "0"] if http else ["--no-http"]),
@@ -242,10 +241,6 @@ def _start_server(redis_url: str, extra: tuple[str, ...] = (), http: bool = True
          "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000", *extra],
         env={**os.environ, "RUMMY_ORGANIZER_TOKEN": ORGANIZER},
     )  # fmt: skip
-    try:
-        referee.start()
-    except RefereeStartError as exc:
-        raise SystemExit(f"the referee did not start: {exc}") from None
     assert referee.process is not None
     return referee.process, referee.address
 

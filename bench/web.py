@@ -43,7 +43,6 @@ from connectrpc.protocol import ProtocolType  # noqa: E402
 
 _BENCH_DIR, _ROOT = _boot.BENCH_DIR, _boot.ROOT
 
-from clients.referee_proc import RefereeProcess, RefereeStartError  # noqa: E402
 from rummy_pb.rummy.v1 import game_pb2 as pb  # noqa: E402
 from rummy_pb.rummy.v1 import referee_connect, referee_pb2_grpc  # noqa: E402
 from rummy_pb.rummy.v1 import referee_pb2 as rpb  # noqa: E402
@@ -142,15 +141,11 @@ async def measure(servers: list[tuple[str, str]], levels: list[int], seconds: fl
 
 def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str, str]:
     """A referee with both ports on free ports: (process, gRPC address, HTTP base URL)."""
-    referee = RefereeProcess(
+    referee = _boot.start_referee(
         ["--port", "0", "--http-port", "0", "--redis-url", redis_url, "--grace", "1",
          # limits far above the bench's rates (it creates games without a token), but on: their cost is measured
          "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000"],
     )  # fmt: skip
-    try:
-        referee.start()
-    except RefereeStartError as exc:
-        raise SystemExit(f"the referee did not start: {exc}") from None
     assert referee.process is not None and referee.http_address is not None
     return referee.process, referee.address, f"http://{referee.http_address}"
 
