@@ -1,7 +1,7 @@
 """Fixtures of the client tests: real referees over the suite's real redis-server, never mocks.
 
 - ``referee``: the production server (server.app ``build_referee``, tests/kit.py) on port 0, its asyncio loop in a
-  thread of the test process (one per session, shared with the server tests: tests/conftest.py).
+  thread of the test process (one per session: tests/conftest.py ``firing_referee_thread``).
 - ``spawn_referee``: ``rummy-referee serve`` (``python -m server.cli``) as a subprocess on a free port, for tests
   that kill it with SIGKILL and start it again, and for load (a process of its own: its own GIL).
 """
@@ -20,9 +20,9 @@ from tests.kit import ServerThread
 
 
 @pytest.fixture(scope="session")
-def referee(referee_thread: ServerThread) -> ServerThread:
-    """The session's in-process referee (tests/conftest.py ``referee_thread``; tests make their own games)."""
-    return referee_thread
+def referee(firing_referee_thread: ServerThread) -> ServerThread:
+    """The session's in-process referee firing deadlines (tests/conftest.py; tests make their own games)."""
+    return firing_referee_thread
 
 
 @pytest.fixture
