@@ -12,7 +12,6 @@ watch streams ended, calls in flight given ``network.grace_s``, storage closed).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -163,13 +162,6 @@ def build_referee(
                 f"cannot listen on {net.host}:{net.http_port} (HTTP): {exc.strerror or exc}"
             ) from None
     return RefereeApp(settings, store, referee, health, limits, limiter, server, port, http, tls)
-
-
-def replace(settings: Settings, **areas: object) -> Settings:
-    """``settings`` with some fields of its areas changed: ``replace(s, storage={"timeout_s": 5.0})``."""
-    changed = {name: dataclasses.replace(getattr(settings, name), **values)  # type: ignore[arg-type]
-               for name, values in areas.items()}  # fmt: skip
-    return dataclasses.replace(settings, **changed)
 
 
 def _first_line(exc: BaseException) -> str:
