@@ -3,7 +3,7 @@ server.settings ``Settings``), in a thread of the test process or as a child pro
 
 - ``referee_settings(redis_url, ...)``: `serve`'s settings as the tests run them (port 0, no HTTP port unless asked,
   limits far above the tests' rates, a 5 s storage timeout: the suite's Redis fsyncs every write on a shared
-  machine, a 1 s grace);
+  machine, a 1 s grace, no maximum connection age);
 - ``ServerThread(settings)``: that referee's asyncio loop in a daemon thread, so that plain blocking clients can
   drive it (``firer``: fire the deadlines of time controls, as `serve` does);
 - ``ServerProcess``: ``rummy-referee serve`` as a child process over a given Redis, to kill and restart.
@@ -63,8 +63,9 @@ def referee_settings(redis_url: str, *, organizer_token: str | None = None, limi
             storage = dataclasses.replace(storage, **{name: value})
     return Settings(
         storage=storage, retention=retention,
+        # connections never aged out (GOAWAY): a session's referee outlives serve's 300 s, as its tests' clients do
         network=NetworkSettings(port=0, http_port=0 if http else None, cors_origins=tuple(cors_origins),
-                                also_ipv6=also_ipv6, grace_s=1.0),
+                                also_ipv6=also_ipv6, grace_s=1.0, max_connection_age_s=0.0),
         limits=limit_settings(limits, max_open_games=max_open_games),
         games=GameSettings(organizer_token=organizer_token, max_attempts=max_attempts, timeout_firer=firer),
     )  # fmt: skip
