@@ -4,7 +4,8 @@
 this drops it and puts the repository root in its place, so a benchmark also runs without an install.
 ``need_project()`` runs the benchmark again in the project's .venv when its dependencies are not importable here
 (a plain ``python bench/x.py``); ``load("service")`` gives another benchmark as a module (bench/service.py's
-driver, measuring loop and referee launcher are shared by several benchmarks, not copied).
+driver, measuring loop and referee launcher are shared by several benchmarks, not copied); ``start_referee``
+starts a referee process (clients.referee_proc) or exits with why not.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from clients.referee_proc import RefereeProcess
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
@@ -45,3 +50,17 @@ def load(name: str) -> ModuleType:
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def start_referee(args: list[str], **options: Any) -> RefereeProcess:
+    """``rummy-referee serve ARGS`` started (clients.referee_proc.RefereeProcess with ``options``) and listening
+    (SystemExit if it does not start)."""
+    from clients.referee_proc import RefereeProcess, RefereeStartError
+
+    referee = RefereeProcess(args, **options)
+    try:
+        referee.start()
+    except RefereeStartError as exc:
+        raise SystemExit(f"the referee did not start: {exc}") from None
+    assert referee.process is not None
+    return referee

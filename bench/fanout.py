@@ -44,7 +44,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -460,23 +459,18 @@ async def run(target: Target, args: argparse.Namespace, pids: dict[str, list[int
 
 
 def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(_ROOT), "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
-    process = subprocess.Popen(
-        [sys.executable, *(["-m", "cProfile", "-o", os.environ["FANOUT_PROFILE"]] if os.environ.get("FANOUT_PROFILE")
-                           else []),
-         "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_url,
+    profile = os.environ.get("FANOUT_PROFILE")
+    referee = _boot.start_referee(
+        ["--port", "0", "--no-http", "--redis-url", redis_url,
          # limits far above the bench's rates (it creates games without a token)
          "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000",
          "--grace", "1"],
-        cwd=_ROOT, env=env, stdout=subprocess.PIPE, text=True,
-        stderr=open(os.environ["FANOUT_LOG"], "a") if os.environ.get("FANOUT_LOG") else subprocess.DEVNULL,  # noqa: SIM115
+        env={**os.environ, "RUMMY_ORGANIZER_TOKEN": ORGANIZER},
+        python_args=["-m", "cProfile", "-o", profile] if profile else [],
+        log=Path(os.environ["FANOUT_LOG"]) if os.environ.get("FANOUT_LOG") else None,
     )  # fmt: skip
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if "listening on" not in line:
-        process.kill()
-        raise SystemExit(f"the referee did not start: {line!r}")
-    return process, line.split()[-1]
+    assert referee.process is not None
+    return referee.process, referee.address
 
 
 def main() -> None:

@@ -34,7 +34,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import tempfile
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -200,22 +199,17 @@ def breakdown(r: redis.Redis, game_id: str) -> None:
 
 
 def _start_server(root: Path, redis_url: str) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(root), "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
     # this tree's referee: no HTTP port, limits far above the bench's rates (it creates games without a token);
     # the baseline's (an earlier commit) knows none of these flags
     extra = ["--no-http", "--games-per-minute", "1000000", "--requests-per-second", "1000000",
              "--request-burst", "1000000"] if root.resolve() == _ROOT.resolve() else []  # fmt: skip
-    process = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--port", "0", *extra, "--redis-url", redis_url,
-         "--grace", "1"],
-        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the code of ``root``, none other
+    referee = _boot.start_referee(
+        ["--port", "0", *extra, "--redis-url", redis_url, "--grace", "1"],
+        env={**env, "RUMMY_ORGANIZER_TOKEN": ORGANIZER}, root=root, all_ports=False,  # the baseline's prints less
     )  # fmt: skip
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if "listening on" not in line:
-        process.kill()
-        raise SystemExit(f"the referee did not start: {line!r}")
-    return process, line.split()[-1]
+    assert referee.process is not None
+    return referee.process, referee.address
 
 
 def run(root: Path, data: Path, args: argparse.Namespace, label: str) -> dict[str, Any]:

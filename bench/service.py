@@ -36,7 +36,6 @@ import random
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -234,21 +233,16 @@ async def measure(
 
 
 def _start_server(redis_url: str, extra: tuple[str, ...] = (), http: bool = True) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": str(_ROOT), "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--redis-url", redis_url, "--grace", "1",
+    referee = _boot.start_referee(
+        ["--port", "0", "--redis-url", redis_url, "--grace", "1",
          # the HTTP port on by default, as `serve` runs: no tax on gRPC
          *(["--http-port", "0"] if http else ["--no-http"]),
          # limits far above the bench's rates (it creates games without a token), but on: their cost is measured
          "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000", *extra],
-        cwd=_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env={**os.environ, "RUMMY_ORGANIZER_TOKEN": ORGANIZER},
     )  # fmt: skip
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if "listening on" not in line:
-        process.kill()
-        raise SystemExit(f"the referee did not start: {line!r}")
-    return process, line.split()[-1]
+    assert referee.process is not None
+    return referee.process, referee.address
 
 
 def main() -> None:

@@ -30,7 +30,6 @@ import random
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -142,20 +141,13 @@ async def measure(servers: list[tuple[str, str]], levels: list[int], seconds: fl
 
 def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str, str]:
     """A referee with both ports on free ports: (process, gRPC address, HTTP base URL)."""
-    env = {**os.environ, "PYTHONPATH": str(_ROOT)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--http-port", "0", "--redis-url", redis_url,
-         "--grace", "1",
+    referee = _boot.start_referee(
+        ["--port", "0", "--http-port", "0", "--redis-url", redis_url, "--grace", "1",
          # limits far above the bench's rates (it creates games without a token), but on: their cost is measured
          "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000"],
-        cwd=_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
-    assert process.stdout is not None
-    first, second = process.stdout.readline(), process.stdout.readline()
-    if "listening on" not in first or "http on" not in second:
-        process.kill()
-        raise SystemExit(f"the referee did not start: {first!r} {second!r}")
-    return process, first.split()[-1], f"http://{second.split()[-1]}"
+    assert referee.process is not None and referee.http_address is not None
+    return referee.process, referee.address, f"http://{referee.http_address}"
 
 
 def main() -> None:

@@ -36,6 +36,7 @@ from clients.sdk import AsyncRefereeClient, RefereeError
 from clients.sdk.values import MoveResult
 from clients.view import View
 from server.bot_seats import BotSeat, BotSeats
+from server.settings import DEFAULTS
 from server.storage_errors import StoreUnavailable
 
 log = logging.getLogger("rummy_referee.bots")
@@ -50,11 +51,11 @@ class HostSettings:
     looked at every ``poll_s`` seconds (and at once when this process creates a game with bot seats), a failed
     seat tried again after ``retry_s``."""
 
-    max_seats: int = 64
-    lease_s: float = 10.0
-    poll_s: float = 1.0
-    retry_s: float = 5.0
-    move_timeout_s: float = 10.0
+    max_seats: int = DEFAULTS.bots.max_seats
+    lease_s: float = DEFAULTS.bots.lease_s
+    poll_s: float = DEFAULTS.bots.poll_s
+    retry_s: float = DEFAULTS.bots.retry_s
+    move_timeout_s: float = DEFAULTS.bots.move_timeout_s
 
     def __post_init__(self) -> None:
         if self.max_seats < 1:

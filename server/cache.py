@@ -7,28 +7,32 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
 import engine
-from server.memo import MIB, Memo
+from server.memo import MIB, Memo, frozen_mapping
 from server.ports import StoredGame
+from server.settings import DEFAULTS
 
-_META: Memo[bytes, dict[str, Any]] = Memo("parsed_meta")
+#: Values of the memos below are read-only (server.memo.freeze): they are shared by every caller of a game's meta.
+_META: Memo[bytes, Mapping[str, Any]] = Memo("parsed_meta")
 _CONFIGS: Memo[bytes, engine.Config] = Memo("parsed_config", share=2.0)
-_PUBLIC_SEATS: Memo[bytes, list[dict[str, Any]]] = Memo("public_seats")
+_PUBLIC_SEATS: Memo[bytes, tuple[Mapping[str, Any], ...]] = Memo("public_seats")
 #: Parsed JSON takes about this many times the bytes of its text (measured with tracemalloc: states 2.4-2.8x,
 #: meta 3.1x), plus a fixed cost per entry.
 PARSED_FACTOR = 3
 ENTRY_BYTES = 256
 
 
-def parsed_meta(raw: bytes) -> dict[str, Any]:
-    """A game's parsed meta (profile, seat labels, spectators): parsed once per distinct value, never mutated."""
+def parsed_meta(raw: bytes) -> Mapping[str, Any]:
+    """A game's parsed meta (profile, seat labels, spectators): parsed once per distinct value and shared, so
+    read-only all the way down (its objects are read-only mappings, its arrays tuples)."""
     meta = _META.get(raw)
     if meta is None:
-        meta = _META.put(raw, json.loads(raw), (PARSED_FACTOR + 1) * len(raw) + ENTRY_BYTES)
+        meta = _META.put(raw, frozen_mapping(json.loads(raw)), (PARSED_FACTOR + 1) * len(raw) + ENTRY_BYTES)
     return meta
 
 
@@ -98,12 +102,13 @@ def state_from_stored(config: bytes, progress: bytes) -> engine.GameState:
     return engine.state_from_parts(parsed_config(config), orjson.loads(progress))
 
 
-def public_seats(raw: bytes) -> list[dict[str, Any]]:
+def public_seats(raw: bytes) -> tuple[Mapping[str, Any], ...]:
     """What a view shows of a game's seats (name, label, open), from its meta: built once per distinct meta, and
-    shared by the views of that meta (never mutated)."""
+    shared by the views of that meta, so read-only (a tuple of read-only mappings)."""
     seats = _PUBLIC_SEATS.get(raw)
     if seats is None:
-        made = [{"name": s["name"], "kind": s["kind"], "open": not s["auth"]} for s in parsed_meta(raw)["seats"]]
+        made = tuple(frozen_mapping({"name": s["name"], "kind": s["kind"], "open": not s["auth"]})
+                     for s in parsed_meta(raw)["seats"])  # fmt: skip
         seats = _PUBLIC_SEATS.put(raw, made, len(raw) + PARSED_FACTOR * 64 * len(made) + ENTRY_BYTES)
     return seats
 
@@ -122,8 +127,8 @@ def seats_at(raw: bytes, version: int) -> list[dict[str, Any]]:
 
 
 #: Default bounds of the state cache (``serve --state-cache-games / --state-cache-mib``).
-STATE_CACHE_GAMES = 4096
-STATE_CACHE_MIB = 32.0
+STATE_CACHE_GAMES = DEFAULTS.caches.state_games
+STATE_CACHE_MIB = DEFAULTS.caches.state_mib
 
 
 def state_entry_bytes(game: StoredGame) -> int:

@@ -24,26 +24,16 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_health.v1._async import HealthServicer  # grpc_health.v1.health.aio.HealthServicer
 
-from server import memo
+from server.app import StartupError, build_referee, host_settings_of, open_store
 from server.bot_host import BotHost, HostSettings
 from server.bot_seats import BotSeats
-from server.cache import STATE_CACHE_GAMES, STATE_CACHE_MIB, StateCache
-from server.clocks import TimeoutFirer
 from server.durability import MODES, DurabilityError, check_durability
 from server.grpc_api import (
-    MAX_CONNECTION_AGE_GRACE_S,
-    MAX_CONNECTION_AGE_S,
     SERVICE_NAME,
-    RefereeHealth,
-    create_server,
     set_serving,
-    shutdown,
     watch_storage,
 )
-from server.http_server import HttpServer, create_http_app
-from server.limits import LimitInterceptor, Limits
 from server.logs import FORMATS, configure
 from server.metrics import Metrics, start_metrics_server, watch_open_games
 from server.redis_launcher import (
@@ -54,18 +44,24 @@ from server.redis_launcher import (
     lock_data_dir,
     start_redis,
 )
-from server.service import Referee
-from server.store import MAX_TTL_S, STORAGE_TIMEOUT_S, WAIT_TIMEOUT_S, GameStore, connect
+from server.settings import (
+    DEFAULTS,
+    BotSettings,
+    CacheSettings,
+    GameSettings,
+    LimitSettings,
+    NetworkSettings,
+    RetentionSettings,
+    Settings,
+    StorageSettings,
+)
+from server.store import MAX_TTL_S, GameStore, connect
 from server.tls import TlsError, TlsFiles, channel_credentials, load_tls
 
 log = logging.getLogger("rummy_referee")
 
 DAY = 24 * 3600
-_LIMITS = Limits()  # the defaults
-
-
-class StartupError(RuntimeError):
-    """The referee cannot start (e.g. its gRPC port is taken): said in one line, nothing left running."""
+_D = DEFAULTS  # every default of `serve` (server.settings)
 
 
 def _seconds(text: str) -> int:
@@ -160,12 +156,12 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rummy-referee", description="Gin Rummy and Rummy referee (gRPC)")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="run the referee (gRPC, and Connect / gRPC-Web / JSON over HTTP)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 in containers)")
-    serve.add_argument("--port", type=_port, default=50051, help="port (0: any free port, printed at start)")
+    serve.add_argument("--host", default=_D.network.host, help="address to listen on (0.0.0.0 in containers)")
+    serve.add_argument("--port", type=_port, default=_D.network.port, help="port (0: any free port, printed at start)")
     serve.add_argument(
         "--http-port",
         type=int,
-        default=8080,
+        default=_D.network.http_port,
         help="HTTP/1.1 port for Connect (JSON, binary), gRPC-Web and plain curl (0: any free port, printed at start)",
     )
     serve.add_argument("--no-http", action="store_true", help="serve gRPC only, no HTTP port")
@@ -201,58 +197,58 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--finished-ttl",
         type=_seconds,
-        default=7 * DAY,
+        default=_D.retention.finished_ttl_s,
         help="seconds a finished game is kept (default: 7 days; 0: for ever)",
     )
     serve.add_argument(
         "--idle-ttl",
         type=_seconds,
-        default=30 * DAY,
+        default=_D.retention.idle_ttl_s,
         help="seconds an unfinished game is kept after its last move (default: 30 days; 0: for ever)",
     )
     serve.add_argument(
         "--unplayed-ttl",
         type=_seconds,
-        default=3600,
+        default=_D.retention.unplayed_ttl_s,
         help="seconds a new game is kept if no move comes; the first move gives it --idle-ttl "
         "(default: 1 hour; 0: for ever; the organizer's games get --idle-ttl from the start)",
     )
     serve.add_argument(
         "--max-open-games",
         type=_count,
-        default=100_000,
+        default=_D.limits.max_open_games,
         help="most unfinished games in Redis, counted across the referees sharing it (default: 100000; 0: no cap)",
     )
     serve.add_argument(
         "--games-per-minute",
         type=_rate,
-        default=_LIMITS.games_per_minute,
+        default=_D.limits.games_per_minute,
         help="new games per minute per client address, and per token, in this process (default: 60; 0: off; "
         "the organizer token is exempt)",
     )
     serve.add_argument(
         "--requests-per-second",
         type=_rate,
-        default=_LIMITS.requests_per_s,
+        default=_D.limits.requests_per_s,
         help="calls per second per client address, every RPC, in this process (default: 2000; 0: off)",
     )
     serve.add_argument(
         "--request-burst",
         type=_count,
-        default=_LIMITS.request_burst,
+        default=_D.limits.request_burst,
         help="calls a client address may make at once above that rate (default: 4000)",
     )
     serve.add_argument(
         "--storage-timeout",
         type=_timeout,
-        default=STORAGE_TIMEOUT_S,
+        default=_D.storage.timeout_s,
         help=f"seconds a storage operation may wait for Redis before the call fails UNAVAILABLE (default: "
-             f"{STORAGE_TIMEOUT_S:g}; less when the caller's deadline is sooner)",
+             f"{_D.storage.timeout_s:g}; less when the caller's deadline is sooner)",
     )
     serve.add_argument(
         "--wait-replicas",
         type=_count,
-        default=0,
+        default=_D.storage.wait_replicas,
         help=(
             "answer a move (or a creation) as done only once this many replicas of the game's Redis node have "
             "it (Redis WAIT; default: 0, do not wait); if they do not acknowledge it in time the call fails "
@@ -262,66 +258,67 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--wait-replicas-timeout",
         type=_timeout,
-        default=WAIT_TIMEOUT_S,
-        help=f"seconds a move waits for the replicas of --wait-replicas (default: {WAIT_TIMEOUT_S:g})",
+        default=_D.storage.wait_timeout_s,
+        help=f"seconds a move waits for the replicas of --wait-replicas (default: {_D.storage.wait_timeout_s:g})",
     )
     serve.add_argument(
         "--timeout-poll",
         type=_timeout,
-        default=0.1,
+        default=_D.games.timeout_poll_s,
         help="seconds between two looks at the index of due deadlines (time controls; default: 0.1, plus up to "
              "25%% jitter)",
     )
     serve.add_argument(
         "--state-cache-games",
         type=_positive,
-        default=STATE_CACHE_GAMES,
-        help=f"games whose parsed state is kept in memory (default: {STATE_CACHE_GAMES})",
+        default=_D.caches.state_games,
+        help=f"games whose parsed state is kept in memory (default: {_D.caches.state_games})",
     )
     serve.add_argument(
         "--state-cache-mib",
         type=_mib,
-        default=STATE_CACHE_MIB,
-        help=f"MiB the parsed states may take, estimated (default: {STATE_CACHE_MIB:g})",
+        default=_D.caches.state_mib,
+        help=f"MiB the parsed states may take, estimated (default: {_D.caches.state_mib:g})",
     )
     serve.add_argument(
         "--memo-entries",
         type=_positive,
-        default=memo.DEFAULT_ENTRIES,
-        help=f"entries of each in-memory memo table (meta, tokens, moves, ...; default: {memo.DEFAULT_ENTRIES})",
+        default=_D.caches.memo_entries,
+        help=f"entries of each in-memory memo table (meta, tokens, moves, ...; default: {_D.caches.memo_entries})",
     )
     serve.add_argument(
         "--memo-mib",
         type=_mib,
-        default=memo.DEFAULT_BYTES / memo.MIB,
-        help=f"MiB of each memo table, estimated (default: {memo.DEFAULT_BYTES / memo.MIB:g})",
+        default=_D.caches.memo_mib,
+        help=f"MiB of each memo table, estimated (default: {_D.caches.memo_mib:g})",
     )
     serve.add_argument(
         "--idem-ttl",
         type=_seconds,
-        default=DAY,
+        default=_D.retention.idem_ttl_s,
         help="seconds a game's idempotency records (request_ids) are kept after its last move with one (default: "
         "1 day; 0: as long as the game); a resend after that is taken as a new move",
     )
-    serve.add_argument("--grace", type=float, default=10.0, help="seconds to drain calls on shutdown")
+    serve.add_argument("--grace", type=float, default=_D.network.grace_s, help="seconds to drain calls on shutdown")
     serve.add_argument(
         "--max-connection-age",
         type=_age,
-        default=MAX_CONNECTION_AGE_S,
+        default=_D.network.max_connection_age_s,
         help=f"seconds a client's gRPC connection lives before the referee asks it to reconnect (GOAWAY, +-10%% "
-        f"jitter), so long-lived bots spread over referees added since (default: {MAX_CONNECTION_AGE_S:g}; 0: never)",
+        f"jitter), so long-lived bots spread over referees added since (default: "
+        f"{_D.network.max_connection_age_s:g}; 0: never)",
     )
     serve.add_argument(
         "--max-connection-age-grace",
         type=_age,
-        default=MAX_CONNECTION_AGE_GRACE_S,
+        default=_D.network.max_connection_age_grace_s,
         help=f"seconds the calls in flight on such a connection get to finish (default: "
-        f"{MAX_CONNECTION_AGE_GRACE_S:g}; a watch stream cut then is resumed by the SDK)",
+        f"{_D.network.max_connection_age_grace_s:g}; a watch stream cut then is resumed by the SDK)",
     )
     serve.add_argument(
         "--durability",
         choices=MODES,
-        default="warn",
+        default=_D.storage.durability,
         help="warn: log what Redis keeps across a crash, a WARNING if nothing (default); strict: refuse to start "
         "unless Redis has appendonly yes and appendfsync always (the private Redis is then started so)",
     )
@@ -417,7 +414,8 @@ def _bot_host_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _host_settings(args: argparse.Namespace) -> HostSettings:
     try:
-        return HostSettings(max_seats=max(1, args.bot_seats), lease_s=args.bot_lease, poll_s=args.bot_poll)
+        return host_settings_of(Settings(bots=BotSettings(max_seats=args.bot_seats, lease_s=args.bot_lease,
+                                                          poll_s=args.bot_poll)))  # fmt: skip
     except ValueError as exc:
         raise StartupError(str(exc)) from None
 
@@ -454,6 +452,33 @@ async def _first_done(stop: asyncio.Event, task: asyncio.Task[None]) -> None:
     waiter.cancel()
 
 
+def settings_from_args(args: argparse.Namespace, redis_url: str | None = None) -> Settings:
+    """The settings of ``serve``'s flags (``redis_url``: the private redis-server's, when it started one)."""
+    return Settings(
+        storage=StorageSettings(
+            redis_url=redis_url or args.redis_url, cluster=args.redis_cluster, data_dir=args.data_dir,
+            durability=args.durability, timeout_s=args.storage_timeout, wait_replicas=args.wait_replicas,
+            wait_timeout_s=args.wait_replicas_timeout,
+        ),
+        retention=RetentionSettings(finished_ttl_s=args.finished_ttl, idle_ttl_s=args.idle_ttl,
+                                    unplayed_ttl_s=args.unplayed_ttl, idem_ttl_s=args.idem_ttl),
+        caches=CacheSettings(state_games=args.state_cache_games, state_mib=args.state_cache_mib,
+                             memo_entries=args.memo_entries, memo_mib=args.memo_mib),
+        network=NetworkSettings(
+            host=args.host, port=args.port, http_port=None if args.no_http else args.http_port,
+            cors_origins=tuple(args.cors_origin), max_connection_age_s=args.max_connection_age,
+            max_connection_age_grace_s=args.max_connection_age_grace, grace_s=args.grace,
+            metrics_port=args.metrics_port, log_format=args.log_format, tls_cert=args.tls_cert,
+            tls_key=args.tls_key, tls_client_ca=args.tls_client_ca,
+        ),
+        limits=LimitSettings(requests_per_s=args.requests_per_second, request_burst=max(1, args.request_burst),
+                             games_per_minute=args.games_per_minute, max_open_games=args.max_open_games),
+        games=GameSettings(organizer_token=args.organizer_token or None, timeout_poll_s=args.timeout_poll),
+        bots=BotSettings(enabled=not args.no_bots, max_seats=args.bot_seats, lease_s=args.bot_lease,
+                         poll_s=args.bot_poll),
+    )  # fmt: skip
+
+
 async def serve(args: argparse.Namespace) -> None:
     """Run until SIGTERM or SIGINT."""
     _check_port_free(args.host, args.port)  # before anything starts: nothing to undo
@@ -461,69 +486,52 @@ async def serve(args: argparse.Namespace) -> None:
     if not args.no_http:
         _check_port_free(args.host, args.http_port)
     lock, redis = _start_private_redis(args) if not args.redis_url else (None, None)
-    url = redis.url if redis is not None else args.redis_url
+    settings = settings_from_args(args, redis.url if redis is not None else None)
+    net = settings.network
     try:
-        store = GameStore(
-            connect(url, cluster=args.redis_cluster), finished_ttl_s=args.finished_ttl, idle_ttl_s=args.idle_ttl,
-            unplayed_ttl_s=args.unplayed_ttl, idem_ttl_s=args.idem_ttl, op_timeout_s=args.storage_timeout,
-            wait_replicas=args.wait_replicas, wait_timeout_s=args.wait_replicas_timeout,
-        )  # fmt: skip
-        await check_durability(store.client, args.durability)
-        memo.configure(args.memo_entries, args.memo_mib)
-        states = StateCache(args.state_cache_games, args.state_cache_mib)
-        referee = Referee(store, organizer_token=args.organizer_token or None, max_open_games=args.max_open_games,
-                          states=states)  # fmt: skip
-        health = RefereeHealth()
-        limits = Limits(
-            requests_per_s=args.requests_per_second,
-            request_burst=max(1, args.request_burst),
-            games_per_minute=args.games_per_minute,
-        )
-        # one limiter for both ports: an address's calls count the same by gRPC and by HTTP
-        limiter = LimitInterceptor(limits, referee.is_organizer) if limits.active else None
-        metrics = Metrics() if args.metrics_port is not None else None
-        server, port = _create_server(args, referee, health, limits, metrics, tls, limiter)
-        http = None if args.no_http else _create_http_server(args, referee, health, limiter, tls)
+        store = open_store(settings)
+        await check_durability(store.client, settings.storage.durability)
+        metrics = Metrics() if net.metrics_port is not None else None
+        app = build_referee(settings, store=store, tls=tls, metrics=metrics)
+        referee, health, port, http = app.referee, app.health, app.port, app.http
         if lock is not None:
             lock.record(port=port)  # for a second referee on this data directory, told who has it
         await set_serving(health, False)  # known from the start; SERVING once Redis answers (watch_storage)
-        host = None if args.no_bots else BotHost(referee.bot_seats, _loopback(args.host, port), _host_settings(args))
+        host = None if not settings.bots.enabled else BotHost(referee.bot_seats, _loopback(net.host, port),
+                                                              _host_settings(args))  # fmt: skip
         if host is not None and tls is not None:  # the bot host's client speaks plaintext gRPC only, for now
             log.warning("house bots are not played by a referee serving TLS: run `rummy-referee bots` against a "
                         "plaintext referee sharing this Redis")  # fmt: skip
             host = None
-        await server.start()
-        if http is not None:
-            await http.start()
+        await app.start()
         _tune_gc()
         monitor = asyncio.create_task(watch_storage(referee, health))
-        firer = TimeoutFirer(referee, poll_s=args.timeout_poll)
-        firing = asyncio.create_task(firer.run())
+        app.start_firer()
         host_task = None
         if host is not None:
             referee.on_bot_seats = host.wake
             if metrics is not None:
                 metrics.watch_bot_host(host)
             host_task = asyncio.create_task(host.run())
-        metrics_http = _start_metrics(metrics, args.host, args.metrics_port) if metrics is not None else None
+        metrics_http = _start_metrics(metrics, net.host, args.metrics_port) if metrics is not None else None
         counting = asyncio.create_task(watch_open_games(referee, metrics)) if metrics is not None else None
-        print(f"rummy-referee listening on {args.host}:{port}{' (TLS)' if tls is not None else ''}", flush=True)
+        print(f"rummy-referee listening on {net.host}:{port}{' (TLS)' if tls is not None else ''}", flush=True)
         if http is not None:
-            print(f"rummy-referee http on {args.host}:{http.port}{' (TLS)' if http.tls else ''}", flush=True)
+            print(f"rummy-referee http on {net.host}:{http.port}{' (TLS)' if http.tls else ''}", flush=True)
         if metrics_http is not None:
-            print(f"rummy-referee metrics on {args.host}:{metrics_http.server_port}", flush=True)
-        print(f"stop it with Ctrl-C, or SIGTERM (kill {os.getpid()}): calls in flight get {args.grace:g}s", flush=True)
+            print(f"rummy-referee metrics on {net.host}:{metrics_http.server_port}", flush=True)
+        print(f"stop it with Ctrl-C, or SIGTERM (kill {os.getpid()}): calls in flight get {net.grace_s:g}s",
+              flush=True)  # fmt: skip
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         await stop.wait()
-        log.info("shutting down (grace %.1fs)", args.grace)
+        log.info("shutting down (grace %.1fs)", net.grace_s)
         if host is not None and host_task is not None:  # first: its seats' leases are given up for other hosts
             await host.close()
             await host_task
-        await firer.close()
-        await firing
+        await app.stop_firer()
         monitor.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await monitor
@@ -531,7 +539,7 @@ async def serve(args: argparse.Namespace) -> None:
             counting.cancel()
         if metrics_http is not None:
             metrics_http.shutdown()
-        await shutdown(server, referee, health, args.grace, also=[http.stop] if http is not None else [])
+        await app.stop()
     finally:
         if redis is not None:
             redis.stop()
@@ -554,51 +562,11 @@ def _start_private_redis(args: argparse.Namespace) -> tuple[DataDirLock, RedisPr
     return lock, redis
 
 
-def _create_server(
-    args: argparse.Namespace,
-    referee: Referee,
-    health: HealthServicer,
-    limits: Limits,
-    metrics: Metrics | None,
-    tls: TlsFiles | None,
-    limiter: LimitInterceptor | None = None,
-) -> tuple[grpc.aio.Server, int]:
-    try:
-        return create_server(
-            f"{args.host}:{args.port}", referee, health_servicer=health, limits=limits, metrics=metrics,
-            log_context=args.log_format == "json", tls=tls.server_credentials() if tls is not None else None,
-            limiter=limiter, max_connection_age_s=args.max_connection_age or None,
-            max_connection_age_grace_s=args.max_connection_age_grace,
-        )  # fmt: skip
-    except (RuntimeError, OSError) as exc:  # the port was taken between the check and now
-        raise StartupError(f"cannot listen on {args.host}:{args.port}: {_first_line(exc)}") from None
-
-
 def _start_metrics(metrics: Metrics, host: str, port: int) -> Any:
     try:
         return start_metrics_server(metrics, host, port)[0]
     except OSError as exc:
         raise StartupError(f"cannot serve metrics on {host}:{port}: {exc.strerror or exc}") from None
-
-
-def _create_http_server(
-    args: argparse.Namespace,
-    referee: Referee,
-    health: HealthServicer,
-    limiter: LimitInterceptor | None,
-    tls: TlsFiles | None = None,
-) -> HttpServer:
-    app = create_http_app(referee, health, cors_origins=args.cors_origin,
-                          admit=limiter.admit if limiter is not None else None)  # fmt: skip
-    try:
-        return HttpServer(app, args.host, args.http_port, grace=args.grace,
-                          ssl_context=tls.ssl_context() if tls is not None else None)  # fmt: skip
-    except OSError as exc:  # the port was taken between the check and now
-        raise StartupError(f"cannot listen on {args.host}:{args.http_port} (HTTP): {exc.strerror or exc}") from None
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).splitlines() or [type(exc).__name__])[0].split(";")[0]
 
 
 def _check_port_free(host: str, port: int) -> None:

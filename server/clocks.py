@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, cast
 import redis.asyncio as aioredis
 
 from engine.timeouts import AUTO_MOVE, DEFAULT_MAX_AUTO_MOVES, FORFEIT_MATCH
+from server.settings import DEFAULTS
 
 if TYPE_CHECKING:
     from server.service import Referee
@@ -185,7 +186,7 @@ class Clock:
 _PARSED: dict[bytes, Clock] = {}
 _CONTROLS: dict[bytes, TimeControl] = {}
 _VIEWS: dict[bytes, dict[str, Any]] = {}
-_MEMO_MAX = 4096  # entries of each memo above (a clock's text is its game's for one decision: few recur long)
+_MEMO_MAX = DEFAULTS.caches.clock_memo_entries  # (server.settings)
 
 
 def parse_clock(text: bytes | str) -> Clock:

@@ -30,9 +30,10 @@ from server.errors import BadRequest
 from server.expiry import GameGone
 from server.gamelog import LogEntry
 from server.ports import StoredEvent
+from server.settings import DEFAULTS
 
 MAX_DELAY_MOVES = 1000
-DELAYED_GAMES = 1024  # games whose last rebuilt state is kept (the games watched or viewed by delayed spectators)
+DELAYED_GAMES = DEFAULTS.caches.delayed_games  # (server.settings)
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,7 @@ from server.errors import ShuttingDown, TooMuch
 from server.expiry import ExpiryWatch, GameGone
 from server.hotpath import HotPath, resp
 from server.ports import StoredEvent
+from server.settings import DEFAULTS
 from server.storage_errors import StoreUnavailable
 from server.store import GameStore, refresh_slot_map
 
@@ -62,12 +63,12 @@ log = logging.getLogger("rummy_referee")
 
 Position = tuple[int, int]  # (version, index) of a stream entry
 
-BACKLOG_PAGE = 500
-READ_SLOTS = 4  # reads of the event log in flight at once (each holds a pool connection): the workers and backlogs
-READ_ATTEMPTS = 3  # a feed's read that fails this many times in a row ends its watchers with the error
-QUEUE_LIMIT = 2000  # events waiting to be sent to one watcher
-WATCHER_BYTES = 1 << 20  # payload bytes waiting to be sent to one watcher
-TOTAL_BYTES = 64 << 20  # payload bytes waiting to be sent to all watchers of the process
+BACKLOG_PAGE = DEFAULTS.watch.backlog_page
+READ_SLOTS = DEFAULTS.watch.read_slots  # (server.settings)
+READ_ATTEMPTS = DEFAULTS.watch.read_attempts  # (server.settings)
+QUEUE_LIMIT = DEFAULTS.watch.queue_limit  # events waiting to be sent to one watcher
+WATCHER_BYTES = DEFAULTS.watch.watcher_bytes  # payload bytes waiting to be sent to one watcher
+TOTAL_BYTES = DEFAULTS.watch.total_bytes  # payload bytes waiting to be sent to all watchers of the process
 _ITEM_OVERHEAD = 64  # bytes counted per queued event beyond its payload
 _SUBSCRIBE_CHUNK = 256  # channels per SUBSCRIBE command when (re)subscribing everything
 

@@ -25,14 +25,15 @@ import math
 from collections.abc import Callable, Sequence
 
 from server.ports import GameStorage
+from server.settings import DEFAULTS
 from server.storage_errors import StoreUnavailable
 
 log = logging.getLogger("rummy_referee")
 
-SLACK_S = 0.05  # looked at this long after its PTTL said it would expire
-MAX_LOOK_S = 60.0  # the longest a watched game goes unlooked at (its TTL may have been changed by another hand)
-RETRY_S = 1.0  # after a failed look
-BATCH = 1000  # games per pipeline
+SLACK_S = DEFAULTS.watch.expiry_slack_s  # looked at this long after its PTTL said it would expire
+MAX_LOOK_S = DEFAULTS.watch.expiry_max_look_s  # (server.settings)
+RETRY_S = DEFAULTS.watch.expiry_retry_s  # after a failed look
+BATCH = DEFAULTS.watch.expiry_batch  # games per pipeline
 
 
 class GameGone(Exception):

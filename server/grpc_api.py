@@ -25,6 +25,7 @@ from server.errors import BadRequest
 from server.limits import LimitInterceptor, Limits
 from server.metrics import Metrics, ObserveInterceptor
 from server.service import Referee
+from server.settings import DEFAULTS
 from server.storage_errors import StoreBusy, StoreUnavailable
 
 _REFEREE_SERVICE = rpb.DESCRIPTOR.services_by_name["RefereeService"]
@@ -33,7 +34,7 @@ SERVICE_NAME = _REFEREE_SERVICE.full_name
 # What reflection serves besides the services' own files: the types of the error details (google.rpc.Status,
 # google.rpc.ErrorInfo, ...), so that a tool resolving them by symbol through reflection shows the reason as JSON.
 ERROR_DETAIL_FILES = (error_details_pb2.DESCRIPTOR.name, status_pb2.DESCRIPTOR.name)
-MAX_MESSAGE_BYTES = 256 * 1024
+MAX_MESSAGE_BYTES = DEFAULTS.network.max_message_bytes
 
 log = logging.getLogger("rummy_referee")
 
@@ -43,8 +44,8 @@ T = TypeVar("T")
 #: Seconds a client connection lives before the server asks it (GOAWAY) to reconnect: long-lived bot connections
 #: then spread over referees added since (behind round_robin, a DNS name or a TCP load balancer). gRPC adds +-10%
 #: jitter. Calls in flight then get MAX_CONNECTION_AGE_GRACE_S more; a watch stream cut then is resumed by the SDK.
-MAX_CONNECTION_AGE_S = 300.0
-MAX_CONNECTION_AGE_GRACE_S = 30.0
+MAX_CONNECTION_AGE_S = DEFAULTS.network.max_connection_age_s
+MAX_CONNECTION_AGE_GRACE_S = DEFAULTS.network.max_connection_age_grace_s
 
 
 def server_options(
@@ -291,8 +292,8 @@ async def set_serving(health_servicer: HealthServicer, serving: bool) -> None:
 #: How often the storage is pinged, and how long a ping may take: a Redis that stops answering (unreachable, or
 #: frozen: SIGSTOP, a stalled disk, a long script) is NOT_SERVING within interval + timeout (1.5 s), and SERVING
 #: again within the interval (plus one round trip) of answering.
-HEALTH_INTERVAL_S = 0.5
-HEALTH_PING_TIMEOUT_S = 1.0
+HEALTH_INTERVAL_S = DEFAULTS.network.health_interval_s
+HEALTH_PING_TIMEOUT_S = DEFAULTS.network.health_ping_timeout_s
 
 
 async def watch_storage(

@@ -34,6 +34,7 @@ import grpc
 
 from server import errors, wire
 from server.errors import TooMuch
+from server.settings import DEFAULTS
 
 log = logging.getLogger("rummy_referee")
 
@@ -45,10 +46,10 @@ _HEALTH_PREFIX = "/grpc.health.v1.Health/"
 class Limits:
     """The per-process limits; 0 turns a limit off."""
 
-    requests_per_s: float = 2000.0  # every RPC, per peer
-    request_burst: int = 4000  # requests a peer may send at once after a quiet time
-    games_per_minute: float = 60.0  # CreateGame per peer, and per bearer token (the organizer's exempt)
-    max_peers: int = 16384  # peers (and tokens) remembered by each limit: bounds the limiter's memory
+    requests_per_s: float = DEFAULTS.limits.requests_per_s  # every RPC, per peer
+    request_burst: int = DEFAULTS.limits.request_burst  # requests a peer may send at once after a quiet time
+    games_per_minute: float = DEFAULTS.limits.games_per_minute  # (server.settings)
+    max_peers: int = DEFAULTS.limits.max_peers  # (server.settings)
 
     def __post_init__(self) -> None:
         if self.requests_per_s < 0 or self.games_per_minute < 0:

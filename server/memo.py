@@ -2,6 +2,11 @@
 token hashes, move dicts, protobuf pieces), each bounded by a number of entries AND by an estimate of the bytes
 its entries hold, so that memory stays flat whatever the clients send.
 
+Every value a table holds is immutable (bytes, str, tuples, frozen records, read-only mappings, or messages its
+callers only copy from): a value is shared by every caller that asks for the same key, so one that a caller could
+change would change the answer of another game. ``freeze`` makes parsed JSON so (dicts become read-only
+mappings, lists tuples).
+
 A table that would pass either bound is emptied at once and starts again (cheaper than LRU order on every hit, and
 a hit is one ``dict.get``). Sizes are settings: ``configure`` (``serve --memo-entries / --memo-mib``) applies to
 every table, each keeping its own relative share.
@@ -9,16 +14,19 @@ every table, each keeping its own relative share.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import Generic, TypeVar
+from collections.abc import Hashable, Mapping
+from types import MappingProxyType
+from typing import Any, Generic, TypeVar
+
+from server.settings import DEFAULTS
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 MIB = 1024 * 1024
 #: Default bounds of one table (scaled per table by its ``share``).
-DEFAULT_ENTRIES = 4096
-DEFAULT_BYTES = 4 * MIB
+DEFAULT_ENTRIES = DEFAULTS.caches.memo_entries
+DEFAULT_BYTES = int(DEFAULTS.caches.memo_mib * MIB)
 
 _TABLES: list[Memo[object, object]] = []
 
@@ -65,6 +73,23 @@ class Memo(Generic[K, V]):
     def nbytes(self) -> int:
         """The estimated bytes held now."""
         return self._bytes
+
+
+def freeze(value: Any) -> Any:
+    """``value`` (parsed JSON) made immutable, all the way down: dicts become read-only mappings
+    (``MappingProxyType``: ``[]``, ``get``, ``in`` and ``{**m}`` as before), lists tuples; other values as they
+    are (str, numbers, bool, None are immutable already)."""
+    if isinstance(value, dict):
+        return MappingProxyType({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``freeze`` of a JSON object, typed as the read-only mapping it is."""
+    made: Mapping[str, Any] = freeze(dict(value))
+    return made
 
 
 def configure(entries: int = DEFAULT_ENTRIES, mib: float = DEFAULT_BYTES / MIB) -> None:

@@ -26,12 +26,13 @@ from importlib import resources
 from typing import Any
 
 from server.errors import TooMuch
+from server.settings import DEFAULTS
 from server.storage_errors import StoreUnavailable
 from server.store import RedisClient, _redis_errors, game_key
 
 REGISTRY_KEY = "referee:open-games"
-SWEEP_BATCH = 128  # due entries checked by one creation
-SWEEPS_WHEN_FULL = 8  # batches checked before a creation at the cap is refused
+SWEEP_BATCH = DEFAULTS.limits.open_games_sweep_batch  # due entries checked by one creation
+SWEEPS_WHEN_FULL = DEFAULTS.limits.open_games_sweeps_when_full  # (server.settings)
 MAX_RETRY_S = 3600.0
 
 log = logging.getLogger("rummy_referee")

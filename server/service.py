@@ -21,7 +21,7 @@ import json
 import logging
 import re
 import secrets
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -233,7 +233,7 @@ class Referee:
         version: int,
         viewer: int,
         role: engine.Role,
-        seats: list[dict[str, Any]] | None = None,
+        seats: Sequence[Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
         view = engine.view(state, viewer)
         view.update(game_id=game.game_id, version=version, role=role, seats=seats or public_seats(game.meta))
@@ -246,7 +246,7 @@ class Referee:
     def _settings(self, game: StoredGame, state: engine.GameState, *, reveal: bool = False) -> dict[str, Any]:
         """The settings; ``reveal`` (GetReplay of a match that is over): with the seed and the preset deals."""
         meta = parsed_meta(game.meta)
-        seats = public_seats(game.meta)
+        seats: Sequence[Mapping[str, Any]] = public_seats(game.meta)
         if any(seat.get("bot") for seat in meta["seats"]):  # the house bots' names, only where there are some
             seats = [{**s, "bot": m.get("bot", "")} for s, m in zip(seats, meta["seats"], strict=True)]
         settings = {

@@ -53,6 +53,7 @@ from server.ports import END_OF_VERSION, Position
 from server.ports import CommitResult as CommitResult  # (re-exported: the adapter's own tests use them from here)
 from server.ports import StoredEvent as StoredEvent
 from server.ports import StoredGame as StoredGame
+from server.settings import DEFAULTS
 from server.storage_errors import CommitOutcomeUnknown as CommitOutcomeUnknown
 from server.storage_errors import StoreBusy as StoreBusy
 from server.storage_errors import StoreUnavailable as StoreUnavailable
@@ -62,11 +63,11 @@ MAX_SEQ = END_OF_VERSION  # largest index within a version: (v, MAX_SEQ) is the 
 MAX_LOG_INDEX = 2**62  # beyond any game's version (and within what LRANGE takes)
 IDEM_RECORD = 20  # bytes of one idempotency record: a 16-byte key, then the version (4 bytes, big endian)
 IDEM_KEY = 16
-SETTLE_READ_S = 1.0  # the most a lost commit's check read waits
+SETTLE_READ_S = DEFAULTS.storage.settle_read_s  # the most a lost commit's check read waits
 #: How long one storage operation may take before Redis counts as unresponsive (``serve --storage-timeout``).
-STORAGE_TIMEOUT_S = 1.0
+STORAGE_TIMEOUT_S = DEFAULTS.storage.timeout_s
 #: How long a move waits for its replicas' acknowledgement (``serve --wait-replicas-timeout``).
-WAIT_TIMEOUT_S = 1.0
+WAIT_TIMEOUT_S = DEFAULTS.storage.wait_timeout_s
 
 RedisClient = aioredis.Redis | RedisCluster
 
@@ -98,8 +99,8 @@ _COMMIT_PREFIX = secrets.token_hex(8)
 commit_ids = (f"{_COMMIT_PREFIX}-{n}" for n in itertools.count())
 
 
-POOL_MAX_CONNECTIONS = 6  # redis-py's pool (the hot path's own connection and the event subscriber are apart)
-POOL_TIMEOUT_S = 1.0  # how long a command waits for a connection of a full pool before it is refused
+POOL_MAX_CONNECTIONS = DEFAULTS.storage.pool_max_connections  # (server.settings)
+POOL_TIMEOUT_S = DEFAULTS.storage.pool_timeout_s  # (server.settings)
 
 
 class PoolExhausted(rexc.ConnectionError):
@@ -317,12 +318,12 @@ class GameStore:
         self,
         client: RedisClient,
         *,
-        finished_ttl_s: int = 7 * 24 * 3600,
-        idle_ttl_s: int = 30 * 24 * 3600,
-        idem_ttl_s: int = 24 * 3600,
+        finished_ttl_s: int = DEFAULTS.retention.finished_ttl_s,
+        idle_ttl_s: int = DEFAULTS.retention.idle_ttl_s,
+        idem_ttl_s: int = DEFAULTS.retention.idem_ttl_s,
         op_timeout_s: float = STORAGE_TIMEOUT_S,
-        unplayed_ttl_s: int = 3600,
-        wait_replicas: int = 0,
+        unplayed_ttl_s: int = DEFAULTS.retention.unplayed_ttl_s,
+        wait_replicas: int = DEFAULTS.storage.wait_replicas,
         wait_timeout_s: float = WAIT_TIMEOUT_S,
     ) -> None:
         """``finished_ttl_s``: how long a finished game is kept; ``idle_ttl_s``: how long an unfinished game is kept

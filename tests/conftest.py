@@ -1,4 +1,5 @@
-"""Shared fixtures: a real redis-server started by the suite (never the machine's own Redis).
+"""Shared fixtures: a real redis-server started by the suite (never the machine's own Redis), and the session's
+referees over it (``referee_thread``, ``firing_referee_thread``: tests/kit.py, which starts every other one).
 
 The server is launched with the same code as `rummy-referee serve` (server.redis_launcher), on a free port, with
 a temporary data directory, `appendonly yes` and `appendfsync always`, and stopped by its pid.
@@ -12,6 +13,7 @@ import pytest
 
 from server.redis_cluster import LocalCluster, start_cluster
 from server.redis_launcher import RedisProcess, find_redis_server, start_redis
+from tests import kit
 
 
 def _launch(tmp_path_factory: pytest.TempPathFactory, name: str) -> RedisProcess:
@@ -28,6 +30,25 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProc
         yield process
     finally:
         process.stop()
+
+
+def _session_referee(redis_server: RedisProcess, *, firer: bool) -> Iterator[kit.ServerThread]:
+    settings = kit.referee_settings(redis_server.url, organizer_token=kit.ORGANIZER, firer=firer)
+    with kit.ServerThread(settings) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def referee_thread(redis_server: RedisProcess) -> Iterator[kit.ServerThread]:
+    """The session's in-process referee over ``redis_server`` (tests/kit.py: the production wiring of server.app,
+    the organizer token ``kit.ORGANIZER``), without a timeout firer: the server tests' (``referee_server``)."""
+    yield from _session_referee(redis_server, firer=False)
+
+
+@pytest.fixture(scope="session")
+def firing_referee_thread(redis_server: RedisProcess) -> Iterator[kit.ServerThread]:
+    """The same, firing the deadlines of time controls as `serve` does: the client tests' (``referee``)."""
+    yield from _session_referee(redis_server, firer=True)
 
 
 @pytest.fixture

@@ -2,155 +2,49 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import os
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from clients.sdk import RefereeClient
+from tests import kit
 
 ROOT = Path(__file__).resolve().parents[2]
-ORGANIZER = "organizer-token-of-the-client-tests"
-# The client tests create many games from 127.0.0.1, quickly: limits far above theirs (still on).
-TEST_LIMIT_FLAGS = ("--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000")
+ORGANIZER = kit.ORGANIZER
+TEST_LIMIT_FLAGS = kit.TEST_LIMIT_FLAGS  # far above the tests' rates (still on)
 
 
-class ServerThread:
-    """The referee on 127.0.0.1:<port 0>, its event loop in a daemon thread."""
+class ServerThread(kit.ServerThread):
+    """The referee on 127.0.0.1:<port 0>, its event loop in a daemon thread (tests/kit.py: the production wiring),
+    firing the deadlines of time controls as `serve` does."""
 
     def __init__(self, redis_url: str) -> None:
-        self.port = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._main, args=(redis_url,), daemon=True, name="referee")
-        self._thread.start()
-        if not self._ready.wait(30) or self._error is not None:
-            raise RuntimeError("the referee did not start") from self._error
+        super().__init__(kit.referee_settings(redis_url, organizer_token=ORGANIZER, firer=True))
 
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def _main(self, redis_url: str) -> None:
-        try:
-            asyncio.run(self._serve(redis_url))
-        except BaseException as exc:
-            self._error = exc
-            self._ready.set()
-
-    async def _serve(self, redis_url: str) -> None:
-        from grpc_health.v1._async import HealthServicer
-
-        from server.clocks import TimeoutFirer
-        from server.grpc_api import create_server, set_serving, shutdown
-        from server.limits import Limits
-        from server.service import Referee
-        from server.store import GameStore, connect
-
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        store = GameStore(connect(redis_url), finished_ttl_s=3600, op_timeout_s=5.0)  # as refkit's: a loaded machine
-        referee = Referee(store, organizer_token=ORGANIZER)
-        health = HealthServicer()
-        limits = Limits(requests_per_s=1e6, request_burst=1_000_000, games_per_minute=1e6)  # = TEST_LIMIT_FLAGS
-        server, self.port = create_server("127.0.0.1:0", referee, health_servicer=health, limits=limits)
-        await server.start()
-        await set_serving(health, True)
-        firer = TimeoutFirer(referee)  # fires the deadlines of time controls, as `serve` does
-        firing = asyncio.create_task(firer.run())
-        self._ready.set()
-        await self._stop.wait()
-        await firer.close()
-        await firing
-        await shutdown(server, referee, health, grace=1.0)
-
-    def stop(self) -> None:
-        if self._loop is not None and self._stop is not None and self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._stop.set)
-            self._thread.join(15)
+    def stop(self, timeout: float = 15.0) -> None:
+        super().stop(timeout)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+free_port = kit.free_port
 
 
-class ServerProcess:
-    """``python -m server.cli serve`` on a fixed port over a given Redis; kill() is SIGKILL (a crash). With
-    ``http``, its HTTP port (Connect, gRPC-Web) is on a fixed port too (``http_port``); else ``--no-http``."""
+class ServerProcess(kit.ServerProcess):
+    """``python -m server.cli serve`` on a fixed port over a given Redis (tests/kit.py, clients.referee_proc);
+    kill() is SIGKILL (a crash). With ``http``, its HTTP port (Connect, gRPC-Web) is on a fixed port too
+    (``http_port``); else ``--no-http``."""
 
     def __init__(self, redis_url: str, port: int | None = None, log_dir: Path | None = None,
                  args: Sequence[str] = (), *, http: bool = False, extra_args: Sequence[str] = ()) -> None:  # fmt: skip
         """``args`` (or ``extra_args``): more options of ``serve``; ``http``: serve the HTTP port too (else
         ``--no-http``)."""
-        self.redis_url = redis_url
-        self.args = tuple(args) + tuple(extra_args)
-        self.port = port or free_port()
-        self.http_port = free_port() if http else None
-        self.log = (log_dir or Path("/tmp")) / f"referee-{self.port}.log"
-        self.process: subprocess.Popen[bytes] | None = None
-        self.starts = 0
+        super().__init__(redis_url, ORGANIZER, port, log_dir, tuple(args) + tuple(extra_args), http=http)
 
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def start(self, timeout: float = 30.0) -> None:
-        """Start (again, on the same port) and wait until it answers Ping."""
-        assert self.process is None or self.process.poll() is not None, "already running"
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "server.cli", "serve", "--redis-url", self.redis_url,
-                 "--port", str(self.port), "--organizer-token", ORGANIZER, "--grace", "1", *TEST_LIMIT_FLAGS,
-                 *(["--http-port", str(self.http_port)] if self.http_port else ["--no-http"]), *self.args],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            )  # fmt: skip
-        self.starts += 1
-        deadline = time.monotonic() + timeout
-        with RefereeClient(self.address, timeout=1.0) as probe:
-            while True:
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"the referee exited with {self.process.returncode}: {self.log_tail()}")
-                try:
-                    probe.ping(timeout=0.5)
-                    return
-                except Exception:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.05)
-
-    def kill(self) -> None:
-        """SIGKILL: the referee dies with calls and streams in flight."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(10)
-
-    def stop(self) -> None:
-        """SIGTERM, SIGKILL if it does not exit."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def log_tail(self, lines: int = 20) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
+    def start(self, timeout: float = 30.0) -> ServerProcess:
+        """Start (again, on the same port) and wait until it listens."""
+        super().start(timeout)
+        return self
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.01) -> bool:

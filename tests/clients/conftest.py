@@ -1,7 +1,7 @@
 """Fixtures of the client tests: real referees over the suite's real redis-server, never mocks.
 
-- ``referee``: the production server (``server.grpc_api.create_server``) on port 0, its asyncio loop in a thread
-  of the test process (one per session).
+- ``referee``: the production server (server.app ``build_referee``, tests/kit.py) on port 0, its asyncio loop in a
+  thread of the test process (one per session: tests/conftest.py ``firing_referee_thread``).
 - ``spawn_referee``: ``rummy-referee serve`` (``python -m server.cli``) as a subprocess on a free port, for tests
   that kill it with SIGKILL and start it again, and for load (a process of its own: its own GIL).
 """
@@ -15,17 +15,14 @@ import pytest
 
 from clients.sdk import RefereeClient
 from server.redis_launcher import RedisProcess
-from tests.clients.clientkit import ServerProcess, ServerThread
+from tests.clients.clientkit import H2Proxy, ServerProcess
+from tests.kit import ServerThread
 
 
 @pytest.fixture(scope="session")
-def referee(redis_server: RedisProcess) -> Iterator[ServerThread]:
-    """One in-process referee for the session (tests make their own games)."""
-    server = ServerThread(redis_server.url)
-    try:
-        yield server
-    finally:
-        server.stop()
+def referee(firing_referee_thread: ServerThread) -> ServerThread:
+    """The session's in-process referee firing deadlines (tests/conftest.py; tests make their own games)."""
+    return firing_referee_thread
 
 
 @pytest.fixture
@@ -53,3 +50,13 @@ def spawn_referee(
     finally:
         for server in started:
             server.stop()
+
+
+@pytest.fixture
+def proxy(referee: ServerThread) -> Iterator[H2Proxy]:
+    """An HTTP/2-reading TCP proxy in front of the session's referee (clientkit.H2Proxy), to break connections."""
+    p = H2Proxy(referee.address)
+    try:
+        yield p
+    finally:
+        p.close()

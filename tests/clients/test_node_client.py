@@ -15,11 +15,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import queue
 import shutil
-import signal
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -30,6 +27,7 @@ from typing import Any
 import grpc
 import pytest
 
+from clients.referee_proc import RefereeProcess
 from engine import CARD_VALUE, min_deadwood, min_deadwood11, parse_card
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
@@ -75,40 +73,9 @@ def node_modules() -> Path:
 def referee_address(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`python -m server.cli serve --port 0` over the suite's redis-server; yields "127.0.0.1:PORT"."""
     log_path = tmp_path_factory.mktemp("referee") / "server.log"
-    with log_path.open("w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_server.url,
-             "--grace", "1"],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True,
-        )  # fmt: skip
-    lines: queue.Queue[str] = queue.Queue()
-    stdout = proc.stdout
-    assert stdout is not None
-
-    def read_lines() -> None:
-        for line in stdout:
-            lines.put(line)
-
-    threading.Thread(target=read_lines, daemon=True).start()
-    try:
-        address = ""
-        deadline = time.monotonic() + 30
-        while not address and time.monotonic() < deadline and proc.poll() is None:
-            try:
-                line = lines.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            if "listening on" in line:
-                address = line.rsplit(" ", 1)[1].strip()
-        assert address, f"the referee did not start:\n{log_path.read_text()}"
-        yield address
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    proc = RefereeProcess(["--port", "0", "--no-http", "--redis-url", redis_server.url, "--grace", "1"], log=log_path)
+    with proc.start(30):
+        yield proc.address
 
 
 # ------------------------------------------------------------------------------------------------ Python bot

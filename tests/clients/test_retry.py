@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 
 import grpc
 import pytest
@@ -16,18 +15,9 @@ import pytest
 from clients.sdk import AsyncRefereeClient, RefereeClient, RefereeError, RetryPolicy
 from clients.sdk.values import CreatedGame
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from tests.clients.clientkit import ORGANIZER, H2Proxy, ServerThread
+from tests.clients.clientkit import ORGANIZER, H2Proxy
 
 FAST = RetryPolicy(attempts=5, initial_backoff=0.05, max_backoff=0.2)
-
-
-@pytest.fixture
-def proxy(referee: ServerThread) -> Iterator[H2Proxy]:
-    p = H2Proxy(referee.address)
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 def _grpc_message(data: bytes) -> bytes:

@@ -50,11 +50,8 @@ def install_node_modules() -> Path:
 
 @pytest.fixture(scope="module")
 def server(redis_server: RedisProcess) -> Iterator[ServerThread]:
-    srv = ServerThread(redis_server.url, http=True)
-    try:
+    with ServerThread(redis_server.url, http=True) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def _play(server: ServerThread, game: Game) -> list[dict[str, object]]:

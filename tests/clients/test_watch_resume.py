@@ -6,25 +6,14 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
-
-import pytest
 
 from clients.sdk import FROM_START, AsyncRefereeClient, GameSnapshot, RefereeClient, RetryPolicy
 from clients.sdk.values import CreatedGame
-from tests.clients.clientkit import ORGANIZER, H2Proxy, ServerThread, wait_until
+from tests.clients.clientkit import ORGANIZER, H2Proxy, wait_until
 
 FAST = RetryPolicy(attempts=20, initial_backoff=0.02, max_backoff=0.2)
-
-
-@pytest.fixture
-def proxy(referee: ServerThread) -> Iterator[H2Proxy]:
-    p = H2Proxy(referee.address)
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 def _events(items: list[Any]) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Fixtures of the server tests: the real referee on port 0 over the suite's real Redis."""
+"""Fixtures of the server tests: the real referee on port 0 over the suite's real Redis (tests/kit.py)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,16 @@ from collections.abc import Iterator
 import pytest
 
 from server.redis_launcher import RedisProcess
-from tests.server.refkit import Client, ServerThread
+from tests import kit
+from tests.kit import ServerThread
+from tests.server import refkit
+from tests.server.refkit import Client
 
 
 @pytest.fixture(scope="session")
-def referee_server(redis_server: RedisProcess) -> Iterator[ServerThread]:
-    """One referee for the session (tests create their own games)."""
-    server = ServerThread(redis_server.url)
-    try:
-        yield server
-    finally:
-        server.stop()
+def referee_server(referee_thread: ServerThread) -> ServerThread:
+    """The session's referee (tests/conftest.py ``referee_thread``; tests create their own games)."""
+    return referee_thread
 
 
 @pytest.fixture
@@ -28,3 +27,10 @@ def client(referee_server: ServerThread) -> Iterator[Client]:
         yield c
     finally:
         c.close()
+
+
+@pytest.fixture(scope="module")
+def web(redis_server: RedisProcess) -> Iterator[kit.ServerThread]:
+    """A referee of the module's own with its HTTP port too (Connect, gRPC-Web, JSON), over the suite's Redis."""
+    with refkit.ServerThread(redis_server.url, http=True) as server:
+        yield server

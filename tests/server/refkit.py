@@ -1,132 +1,52 @@
 """Test kit for the referee: a real server on port 0 in a background thread, a small client, deals, a bot.
 
-The server is the production one (server.grpc_api.create_server over server.service.Referee and a real Redis);
-only its event loop runs in a thread of the test process so that plain blocking gRPC clients can drive it.
+The server is the production one, wired by server.app's ``build_referee`` from server.settings (tests/kit.py)
+over a real Redis; only its event loop runs in a thread of the test process so that plain blocking gRPC clients
+can drive it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import random
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
-from grpc_health.v1._async import HealthServicer
 from grpc_status import rpc_status
 
 import engine
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
-from server.clocks import TimeoutFirer
-from server.grpc_api import create_server, set_serving, shutdown
-from server.http_server import HttpServer, create_http_app
 from server.limits import Limits
-from server.service import Referee
-from server.store import GameStore, connect
+from tests import kit
 
-ORGANIZER = "organizer-secret-for-tests"
-# The tests create many games from 127.0.0.1, quickly: limits far above theirs (still on, so every call goes
-# through the limiter as in production).
-TEST_LIMITS = Limits(requests_per_s=1e6, request_burst=1_000_000, games_per_minute=1e6)
+ORGANIZER = kit.ORGANIZER
+TEST_LIMITS = kit.TEST_LIMITS  # far above the tests' rates, still on (every call goes through the limiter)
 ALL_CARDS = [engine.card_text(c) for c in range(52)]
-TEST_STORAGE_TIMEOUT_S = 5.0
+TEST_STORAGE_TIMEOUT_S = kit.TEST_STORAGE_TIMEOUT_S
 
 
-class ServerThread:
-    """The referee on 127.0.0.1:<free port>, its asyncio loop in a daemon thread. With ``http``, also its HTTP port
-    (Connect, gRPC-Web: server.http_server) on another free port, in the same loop, as `serve` runs it."""
+class ServerThread(kit.ServerThread):
+    """The referee on 127.0.0.1:<free port>, its asyncio loop in a daemon thread (tests/kit.py: the production
+    wiring, server.app). With ``http``, also its HTTP port (Connect, gRPC-Web: server.http_server) on another free
+    port, in the same loop, as `serve` runs it."""
 
     def __init__(self, redis_url: str, *, organizer_token: str | None = ORGANIZER, finished_ttl_s: int = 3600,
                  max_attempts: int = 8, limits: Limits = TEST_LIMITS, max_open_games: int = 100_000,
                  unplayed_ttl_s: int = 3600, also_ipv6: bool = False,
                  store_options: dict[str, Any] | None = None, http: bool = False,
                  cors_origins: Sequence[str] = (), firer: bool = False) -> None:  # fmt: skip
-        self.redis_url = redis_url
-        self._firer = firer  # run the timeout firer of time controls (server.clocks), as `serve` does
-        self._store_options = store_options or {}
-        self._kwargs = {"organizer_token": organizer_token, "max_attempts": max_attempts,
-                        "max_open_games": max_open_games}  # fmt: skip
-        self._ttl = finished_ttl_s
-        self._unplayed_ttl = unplayed_ttl_s
         self.limits = limits
-        self._also_ipv6 = also_ipv6  # listen on [::1] too (the same port): a second peer address for the tests
-        self._http = http
-        self._cors = tuple(cors_origins)
-        self.http_port = 0
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self.port = 0
-        self.referee: Referee | None = None
-        self._thread = threading.Thread(target=self._main, daemon=True)
-        self._thread.start()
-        if not self._ready.wait(30):
-            raise RuntimeError("the referee did not start")
-        if self._error is not None:
-            raise RuntimeError("the referee did not start") from self._error
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    @property
-    def ipv6_address(self) -> str:
-        return f"[::1]:{self.port}"
-
-    @property
-    def http_url(self) -> str:
-        """The base URL of the HTTP port (``http=True``)."""
-        assert self.http_port, "started without http=True"
-        return f"http://127.0.0.1:{self.http_port}"
-
-    def _main(self) -> None:
-        try:
-            asyncio.run(self._serve())
-        except BaseException as exc:
-            self._error = exc
-            self._ready.set()
-
-    async def _serve(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        # 5 s, not serve's 1 s: the suite's Redis fsyncs every write on a shared machine (fault tests use serve)
-        options: dict[str, Any] = {"unplayed_ttl_s": self._unplayed_ttl, "op_timeout_s": TEST_STORAGE_TIMEOUT_S,
-                                   **self._store_options}  # fmt: skip
-        store = GameStore(connect(self.redis_url), finished_ttl_s=self._ttl, **options)
-        self.referee = Referee(store, **self._kwargs)  # type: ignore[arg-type]
-        health = HealthServicer()
-        server, self.port = create_server("127.0.0.1:0", self.referee, health_servicer=health, limits=self.limits)
-        if self._also_ipv6 and server.add_insecure_port(f"[::1]:{self.port}") != self.port:
-            raise OSError(f"cannot bind [::1]:{self.port}")
-        http = None
-        if self._http:
-            app = create_http_app(self.referee, health, cors_origins=self._cors)
-            http = HttpServer(app, "127.0.0.1", 0, grace=1.0)
-            self.http_port = http.port
-        await server.start()
-        if http is not None:
-            await http.start()
-        await set_serving(health, True)
-        firer = TimeoutFirer(self.referee) if self._firer else None
-        firing = asyncio.create_task(firer.run()) if firer is not None else None
-        self._ready.set()
-        await self._stop.wait()
-        if firer is not None and firing is not None:
-            await firer.close()
-            await firing
-        await shutdown(server, self.referee, health, grace=1.0, also=[http.stop] if http is not None else [])
-
-    def stop(self) -> None:
-        if self._loop is not None and self._stop is not None and self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._stop.set)
-            self._thread.join(30)
+        settings = kit.referee_settings(
+            redis_url, organizer_token=organizer_token, limits=limits, max_open_games=max_open_games,
+            finished_ttl_s=finished_ttl_s, unplayed_ttl_s=unplayed_ttl_s, http=http, cors_origins=cors_origins,
+            also_ipv6=also_ipv6, max_attempts=max_attempts, firer=firer, **(store_options or {}),
+        )  # fmt: skip
+        super().__init__(settings)
 
 
 def md(token: str | None) -> tuple[tuple[str, str], ...]:

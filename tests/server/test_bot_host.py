@@ -50,11 +50,8 @@ class HostThread:
 
 @pytest.fixture
 def referee(private_redis: RedisProcess) -> Iterator[ServerThread]:
-    server = ServerThread(private_redis.url)
-    try:
+    with ServerThread(private_redis.url) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import redis
 
+from clients.referee_proc import RefereeProcess
 from server.redis_launcher import bundled_redis_server, start_redis
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,20 +35,14 @@ def test_serve_works_with_no_redis_on_path(tmp_path: Path) -> None:
     """`rummy-referee serve` with PATH holding no redis-server still starts its own (the bundled one)."""
     env = {**os.environ, "PATH": str(Path(sys.executable).parent) + ":/nonexistent", "REDIS_URL": ""}
     env.pop("REDIS_URL")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--data-dir", str(tmp_path / "data")],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    proc = RefereeProcess(["--port", "0", "--no-http", "--data-dir", str(tmp_path / "data")], env=env)
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("rummy-referee listening on "), line + (proc.stderr.read() if proc.stderr else "")
+        proc.start()
         health = subprocess.run(
-            [sys.executable, "-m", "server.cli", "health", "--address", line.split()[-1]],
+            [sys.executable, "-m", "server.cli", "health", "--address", proc.address],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=30,
         )
         assert health.returncode == 0, health.stdout + health.stderr
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-    assert proc.returncode == 0
+        code = proc.stop(30)
+    assert code == 0

@@ -18,6 +18,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from clients.referee_proc import RefereeProcess
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import find_redis_server
 from tests.server.refkit import Client, md, reason_of
@@ -32,33 +33,17 @@ class Serve:
 
     def __init__(self, data_dir: Path) -> None:
         env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")}
-        env["PYTHONPATH"] = str(ROOT)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--data-dir", str(data_dir),
-             "--grace", "2"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        assert "listening on" in line, line + self._stderr()
-        self.address = line.split()[-1]
-
-    def _stderr(self) -> str:
-        if self.process.poll() is None:
-            return ""
-        assert self.process.stderr is not None
-        return self.process.stderr.read()
+        self.referee = RefereeProcess(["--port", "0", "--no-http", "--data-dir", str(data_dir), "--grace", "2"],
+                                      env=env).start()  # fmt: skip
+        assert self.referee.process is not None
+        self.process = self.referee.process
+        self.address = self.referee.address
 
     def stop(self) -> tuple[int, str]:
         """SIGTERM; the exit code and everything logged."""
-        self.process.send_signal(signal.SIGTERM)
-        code = self.process.wait(30)
-        assert self.process.stderr is not None
-        return code, self.process.stderr.read()
+        self.referee.signal(signal.SIGTERM)
+        code = self.referee.wait(30)
+        return code, self.referee.output()
 
 
 @pytest.fixture

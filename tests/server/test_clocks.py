@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +18,7 @@ import grpc
 import pytest
 import redis
 
+from clients.referee_proc import RefereeProcess
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_cluster import LocalCluster
@@ -37,28 +35,21 @@ class Referee:
     """One `rummy-referee serve` subprocess (its firer polls every 50 ms)."""
 
     def __init__(self, redis_url: str) -> None:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--no-bots",
-             "--timeout-poll", "0.05", "--redis-url", redis_url],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        assert "listening on" in line, line
-        self.client = Client(line.split()[-1])
+        self.process = RefereeProcess(
+            ["--port", "0", "--no-http", "--no-bots", "--timeout-poll", "0.05", "--redis-url", redis_url],
+            env={**os.environ, "RUMMY_ORGANIZER_TOKEN": ORGANIZER},
+        ).start()  # fmt: skip
+        self.client = Client(self.process.address)
 
     def kill(self) -> None:
         """SIGKILL, by pid."""
         self.client.close()
-        os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait(30)
+        self.process.kill()
 
     def stop(self) -> None:
-        if self.process.poll() is None:
+        if self.process.process is not None and self.process.process.poll() is None:
             self.client.close()
-            self.process.send_signal(signal.SIGTERM)
-            assert self.process.wait(30) == 0
+            assert self.process.stop(30) == 0
 
 
 @pytest.fixture(scope="module")

@@ -32,11 +32,8 @@ from tests.server.refkit import (
 
 @pytest.fixture(scope="module")
 def cluster_server(redis_cluster: LocalCluster) -> Iterator[ServerThread]:
-    server = ServerThread(redis_cluster.url)
-    try:
+    with ServerThread(redis_cluster.url) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +13,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from clients.referee_proc import RefereeProcess
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess
@@ -88,31 +87,18 @@ def _race(job: tuple[Client, rpb.SubmitMoveRequest, str, threading.Barrier]) -> 
 @pytest.fixture
 def two_servers(redis_server: RedisProcess) -> Iterator[list[str]]:
     """Two `rummy-referee serve` processes on free ports, sharing the suite's Redis."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_server.url],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    env = {**os.environ, "RUMMY_ORGANIZER_TOKEN": ORGANIZER}
+    processes = [RefereeProcess(["--port", "0", "--no-http", "--redis-url", redis_server.url], env=env)
+                 for _ in range(2)]  # fmt: skip
     try:
-        addresses = []
         for process in processes:
-            assert process.stdout is not None
-            line = process.stdout.readline()
-            assert "listening on" in line, line
-            addresses.append(line.split()[-1])
-        yield addresses
+            process.start()
+        yield [process.address for process in processes]
     finally:
         for process in processes:
-            process.send_signal(signal.SIGTERM)
+            process.signal(signal.SIGTERM)
         for process in processes:
-            assert process.wait(30) == 0
+            assert process.process is None or process.wait(30) == 0
 
 
 def test_two_servers_alternate_moves_of_the_same_games(two_servers: list[str]) -> None:

@@ -41,11 +41,8 @@ ORIGIN = "http://table.example"
 @pytest.fixture(scope="module")
 def web(redis_server: RedisProcess) -> Iterator[ServerThread]:
     """A referee with its HTTP port, CORS allowed for ORIGIN only."""
-    server = ServerThread(redis_server.url, http=True, cors_origins=(ORIGIN,))
-    try:
+    with ServerThread(redis_server.url, http=True, cors_origins=(ORIGIN,)) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

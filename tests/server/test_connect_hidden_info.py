@@ -13,30 +13,18 @@ from __future__ import annotations
 import json
 import random
 import threading
-from collections.abc import Iterator
 
 import httpx
-import pytest
 
 import engine
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server import codec
-from server.redis_launcher import RedisProcess
 from tests.server.refkit import ORGANIZER, Client, ServerThread, bot_move
 from tests.server.test_hidden_info import ALL, SEED, _find, _find_text, visible
 from tests.server.webkit import SERVICE, call, envelope
 
 SEAT = 0
-
-
-@pytest.fixture(scope="module")
-def web(redis_server: RedisProcess) -> Iterator[ServerThread]:
-    server = ServerThread(redis_server.url, http=True)
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _json_leaks(body: bytes, hidden: frozenset[int]) -> list[str]:

@@ -7,27 +7,16 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from server.redis_launcher import RedisProcess
 from tests.server.refkit import Client, ServerThread
 from tests.server.test_buf import NPM, buf  # noqa: F401  (the pinned buf, a fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 CURL = shutil.which("curl")
-
-
-@pytest.fixture(scope="module")
-def web(redis_server: RedisProcess) -> Iterator[ServerThread]:
-    server = ServerThread(redis_server.url, http=True)
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _buf_curl(binary: Path, protocol: str, url: str, body: str, token: str | None = None) -> tuple[int, str, str]:

@@ -27,9 +27,10 @@ from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server import events
 from server.errors import TooMuch
 from server.events import EventHub
+from server.limits import Limits
 from server.redis_launcher import RedisProcess, find_redis_server
-from server.service import Referee
-from server.store import MAX_SEQ, GameStore, StoredEvent, connect
+from server.store import MAX_SEQ, STORAGE_TIMEOUT_S, StoredEvent
+from tests import kit
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, expect_error, md, reason_of
 
 pytestmark = pytest.mark.skipif(find_redis_server() is None, reason="no redis-server binary")
@@ -123,11 +124,8 @@ def test_1000_streams_over_200_games_on_one_referee_get_every_event_once_with_fe
 
 @pytest.fixture
 def own_server(private_redis: RedisProcess) -> Iterator[ServerThread]:
-    server = ServerThread(private_redis.url)
-    try:
+    with ServerThread(private_redis.url) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _pubsub_ids(admin: redis.Redis) -> set[int]:
@@ -234,29 +232,16 @@ def cut_and_resumed(server: ServerThread, client: Client, seed: int) -> None:
 # ------------------------------------------------------------------------------------------ the pool
 
 
-class _SmallPoolServer(ServerThread):
-    """The referee with a pool of one Redis connection that waits 0.3 s for it."""
-
-    async def _serve(self) -> None:
-        from grpc_health.v1._async import HealthServicer
-
-        from server.grpc_api import create_server, set_serving, shutdown
-
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        store = GameStore(connect(self.redis_url, max_connections=1, pool_timeout_s=0.3), finished_ttl_s=self._ttl)
-        self.referee = Referee(store, organizer_token=ORGANIZER)
-        health = HealthServicer()
-        server, self.port = create_server("127.0.0.1:0", self.referee, health_servicer=health)
-        await server.start()
-        await set_serving(health, True)
-        self._ready.set()
-        await self._stop.wait()
-        await shutdown(server, self.referee, health, grace=1.0)
+def _small_pool_server(redis_url: str) -> kit.ServerThread:
+    """The referee with a pool of one Redis connection that waits 0.3 s for it (serve's limits and storage
+    timeout)."""
+    return kit.ServerThread(kit.referee_settings(redis_url, organizer_token=ORGANIZER, limits=Limits(),
+                                                 op_timeout_s=STORAGE_TIMEOUT_S, pool_max_connections=1,
+                                                 pool_timeout_s=0.3))  # fmt: skip
 
 
 def test_a_full_connection_pool_is_storage_busy_not_storage_unreachable(redis_server: RedisProcess) -> None:
-    server = _SmallPoolServer(redis_server.url)
+    server = _small_pool_server(redis_server.url)
     client = Client(server.address)
     admin = redis.Redis.from_url(redis_server.url)
     key = f"fanout-test-hold-{random.random()}"

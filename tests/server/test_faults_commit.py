@@ -29,11 +29,8 @@ DRAW = move_from_text("draw stock")
 
 @pytest.fixture
 def fenced_server(private_redis: RedisProcess) -> Iterator[ServerThread]:
-    server = ServerThread(private_redis.url, store_options={"op_timeout_s": OP_TIMEOUT_S})
-    try:
+    with ServerThread(private_redis.url, store_options={"op_timeout_s": OP_TIMEOUT_S}) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _evalsha_calls(r: redis.Redis) -> int:

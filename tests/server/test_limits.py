@@ -5,7 +5,6 @@ Redis, and the short expiry of games that never got a move."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
+from clients.referee_proc import RefereeProcess
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.limits import UNLIMITED, Buckets, Limits, peer_key
@@ -334,16 +334,12 @@ def test_redis_memory_stays_bounded_under_a_creation_loop(private_redis: RedisPr
 
 
 def test_serve_takes_the_limits_from_its_flags(private_redis: RedisProcess, admin: redis.Redis) -> None:
-    command = [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http",
-               "--redis-url", private_redis.url,
-               "--grace", "1", "--games-per-minute", "2", "--unplayed-ttl", "7", "--max-open-games", "5"]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process = RefereeProcess(["--port", "0", "--no-http", "--redis-url", private_redis.url,
+                              "--grace", "1", "--games-per-minute", "2", "--unplayed-ttl", "7",
+                              "--max-open-games", "5"])  # fmt: skip
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert "listening on" in line, line
-        client = Client(line.split()[-1])
+        process.start()
+        client = Client(process.address)
         try:
             games = [client.create(), client.create()]
             with expect_error(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED") as caught:
@@ -354,8 +350,7 @@ def test_serve_takes_the_limits_from_its_flags(private_redis: RedisProcess, admi
         finally:
             client.close()
     finally:
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(30) == 0
+        assert process.stop(30) == 0
 
 
 @pytest.mark.parametrize("flag,value", [("--max-open-games", "-1"), ("--games-per-minute", "x"),

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import re
-import signal
-import subprocess
 import sys
 import time
 import urllib.request
@@ -22,6 +19,7 @@ import grpc
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from clients.referee_proc import RefereeProcess
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.logs import JsonFormatter, call_context
 from server.metrics import Metrics
@@ -37,53 +35,27 @@ CARD = re.compile(r"(?<![A-Za-z0-9])(?:10|[A2-9TJQK])[SHDC](?![A-Za-z0-9])")
 
 @dataclass
 class Served:
-    process: subprocess.Popen[bytes]
+    process: RefereeProcess
     address: str
     metrics_url: str
-    stdout: Path
     log: Path
-
-
-def _wait_for_line(path: Path, prefix: str, process: subprocess.Popen[bytes], timeout: float = 60.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for line in path.read_text(errors="replace").splitlines():
-            if line.startswith(prefix):
-                return line
-        if process.poll() is not None:
-            break
-        time.sleep(0.05)
-    raise AssertionError(f"no {prefix!r} line (exit {process.poll()}): {path.read_text(errors='replace')}")
 
 
 def start_serve(redis_url: str, directory: Path, extra: Sequence[str] = ()) -> Served:
     """`rummy-referee serve --metrics-port 0 --log-format json` (and ``extra`` arguments) on a free port: once it
-    has said where it listens."""
-    stdout, log = directory / "stdout", directory / "stderr.jsonl"
-    with stdout.open("wb") as out, log.open("wb") as err:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", "0", "--no-http", "--redis-url", redis_url,
-             "--metrics-port", "0", "--log-format", "json", "--grace", "1", "--games-per-minute", "1000000",
-             "--requests-per-second", "1000000", "--request-burst", "1000000", *extra],
-            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-    try:
-        listening = _wait_for_line(stdout, "rummy-referee listening on ", process)
-        metrics = _wait_for_line(stdout, "rummy-referee metrics on ", process)
-    except BaseException:
-        stop_serve(process)
-        raise
-    return Served(process, listening.split()[-1], f"http://{metrics.split()[-1]}/metrics", stdout, log)
+    has said where it listens. Its log (stderr, JSON lines alone) in ``directory``/stderr.jsonl."""
+    log = directory / "stderr.jsonl"
+    process = RefereeProcess(
+        ["--port", "0", "--no-http", "--redis-url", redis_url, "--metrics-port", "0", "--log-format", "json",
+         "--grace", "1", "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst",
+         "1000000", *extra],
+        log=log, copy_stdout=False,
+    ).start(60)  # fmt: skip
+    return Served(process, process.address, f"http://{process.metrics_address}/metrics", log)
 
 
-def stop_serve(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+def stop_serve(process: RefereeProcess) -> None:
+    process.stop(20)
 
 
 @pytest.fixture(scope="module")

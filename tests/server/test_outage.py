@@ -21,11 +21,8 @@ T = TypeVar("T")
 
 @pytest.fixture
 def outage_server(private_redis: RedisProcess) -> Iterator[ServerThread]:
-    server = ServerThread(private_redis.url)
-    try:
+    with ServerThread(private_redis.url) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _retry(call: Callable[[], T], seconds: float = 20.0) -> T:

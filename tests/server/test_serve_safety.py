@@ -19,6 +19,7 @@ import pytest
 import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from clients.referee_proc import RefereeProcess
 from server.redis_launcher import RedisProcess, find_redis_server, lock_data_dir, start_redis
 from tests.server.refkit import Client, move_from_text
 
@@ -38,28 +39,22 @@ class Serve:
 
     def __init__(self, tmp: Path, *args: str) -> None:
         self.log_path = tmp / f"serve-{time.monotonic_ns()}.log"
-        with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(_command("--port", "0", *args), cwd=ROOT, env=ENV, stdout=subprocess.PIPE,
-                                            stderr=log, stdin=subprocess.DEVNULL, text=True)  # fmt: skip
-        assert self.process.stdout is not None
-        self.first_line = self.process.stdout.readline()
-        assert "listening on" in self.first_line, self.first_line + self.log()
-        self.second_line = self.process.stdout.readline()
-        self.address = self.first_line.split()[-1]
-        self.port = int(self.address.rsplit(":", 1)[1])
+        self.referee = RefereeProcess(_command("--port", "0", *args)[4:], env=ENV, log=self.log_path).start()
+        assert self.referee.process is not None
+        self.process = self.referee.process
+        self.second_line = self.referee.ready_line  # the line after the address: how to stop it
+        self.address = self.referee.address
+        self.port = self.referee.port
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
     def stop(self) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(30)
+        self.referee.signal(signal.SIGTERM)
+        return self.referee.wait(30)
 
     def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(30)
+        self.referee.kill()
 
 
 @pytest.fixture

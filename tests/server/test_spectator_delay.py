@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import random
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import grpc
@@ -29,22 +28,12 @@ from google.protobuf import json_format
 from engine import card_text
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from server.redis_launcher import RedisProcess
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, expect_error, md
 from tests.server.test_hidden_info import ALL, _find
 from tests.server.webkit import SERVICE, call, connect_watch_frames
 
 SEED = bytes(range(40, 72))
 WAIT_S = 60.0  # failure bound for a stream to catch up
-
-
-@pytest.fixture(scope="module")
-def web(redis_server: RedisProcess) -> Iterator[ServerThread]:
-    server = ServerThread(redis_server.url, http=True)
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @dataclass

@@ -10,11 +10,9 @@ import http.client
 import json
 import os
 import shutil
-import signal
 import ssl
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -24,6 +22,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from clients.referee_proc import RefereeProcess
 from clients.sdk import AsyncRefereeClient, RefereeClient
 from clients.sdk.errors import RefereeError
 from clients.sdk.values import NO_RETRY
@@ -84,38 +83,15 @@ class Served:
     def __init__(self, redis_url: str, log: Path, *flags: str, http: bool = False) -> None:
         self.log = log
         ports = ["--http-port", "0"] if http else ["--no-http"]
-        self.out = log.with_suffix(".out")
-        with self.out.open("wb") as out, log.open("wb") as err:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "server.cli", "serve", "--port", "0", *ports, "--redis-url", redis_url,
-                 "--grace", "1",
-                 *flags],
-                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=out, stderr=err,
-                stdin=subprocess.DEVNULL,
-            )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while True:
-            out = self.out.read_text().splitlines()
-            lines = [line for line in out if line.startswith("rummy-referee listening")]
-            http_lines = [line for line in out if line.startswith("rummy-referee http on")]
-            if lines and (http_lines or not http):
-                self.line = lines[0]
-                self.port = int(self.line.split()[3].rpartition(":")[2])
-                self.http_line = http_lines[0] if http_lines else ""
-                self.http_port = int(self.http_line.split()[3].rpartition(":")[2]) if http else 0
-                break
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"the referee did not start: {log.read_text()}")
-            time.sleep(0.05)
+        self.referee = RefereeProcess(["--port", "0", *ports, "--redis-url", redis_url, "--grace", "1", *flags],
+                                      log=log).start(60)  # fmt: skip
+        self.line = self.referee.listening_line
+        self.port = self.referee.port
+        self.http_line = self.referee.http_line
+        self.http_port = self.referee.http_port or 0
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        self.referee.stop(20)
 
 
 @pytest.fixture(scope="module")

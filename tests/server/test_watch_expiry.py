@@ -30,20 +30,15 @@ BOUND_S = 15.0  # failure bound: the stream must end this long after the expiry 
 
 @pytest.fixture(scope="module")
 def lasting(redis_server: RedisProcess) -> Iterator[ServerThread]:
-    server = ServerThread(redis_server.url)
-    try:
+    with ServerThread(redis_server.url) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")
 def short(redis_server: RedisProcess) -> Iterator[ServerThread]:
-    server = ServerThread(redis_server.url, http=True, unplayed_ttl_s=UNPLAYED_S, store_options={"idle_ttl_s": IDLE_S})
-    try:
+    with ServerThread(redis_server.url, http=True, unplayed_ttl_s=UNPLAYED_S,
+                      store_options={"idle_ttl_s": IDLE_S}) as server:  # fmt: skip
         yield server
-    finally:
-        server.stop()
 
 
 class Watch:
