@@ -108,10 +108,11 @@ Op = Generator[Any, Any, R]
 END = object()
 
 
-def step(op: Op[R], answer: Any) -> tuple[bool, Any]:
-    """Resume ``op`` with ``answer``: (False, its next effect), or (True, its value) once it returned."""
+def step(op: Op[R], answer: Any, error: BaseException | None = None) -> tuple[bool, Any]:
+    """Resume ``op`` with ``answer`` (or ``error`` raised where it waits): (False, its next effect), or (True, its
+    value) once it returned."""
     try:
-        return False, op.send(answer)
+        return False, (op.send(answer) if error is None else op.throw(error))
     except StopIteration as done:
         return True, done.value
 
@@ -139,7 +140,7 @@ def call(
         yield Sleep(resends.after(cast(RefereeError, response)))
 
 
-# ---------------------------------------------------------------------------------------------- executors
+# ------------------------------------------------------------------------------------- operations as methods
 
 
 class Operation(Generic[P, R]):
@@ -489,8 +490,8 @@ class WatchLoop:
 
     def _loop(self) -> Op[None]:
         failures = 0
-        metadata = _core.metadata(self._token if self._token is not None else self._session.token)
         while not self._cancelled and not self.cursor.ended:
+            metadata = _core.metadata(self._token if self._token is not None else self._session.token)
             stream = yield Open(self.cursor.request(self.game_id), metadata, self._timeout)
             if stream is None:
                 return
