@@ -581,9 +581,8 @@ def play_seat(target: str | RefereeClient, game_id: str, token: str, bot: Bot, *
     Raises ``RefereeError`` when the referee stays unreachable for ``reconnect_timeout`` seconds, or refuses the
     token or the game (UNAUTHENTICATED, NOT_FOUND, ...)."""
     client = RefereeClient(target, token) if isinstance(target, str) else target
-    play = _Play(client, game_id, token, bot, stop, **options)
     try:
-        return _Blocking(play, client).run()
+        return _Blocking(_Play(client, game_id, token, bot, stop, **options), client).run()
     finally:
         if isinstance(target, str):
             client.close()
@@ -657,9 +656,8 @@ async def play_seat_async(target: str | AsyncRefereeClient, game_id: str, token:
                           stop: asyncio.Event | None = None, **options: Unpack[SeatOptions]) -> SeatResult:  # fmt: skip
     """``play_seat`` for asyncio: the bot is asked in a thread of its own."""
     client = AsyncRefereeClient(target, token) if isinstance(target, str) else target
-    play = _Play(client, game_id, token, bot, stop, **options)
     try:
-        return await _Async(play, client).run()
+        return await _Async(_Play(client, game_id, token, bot, stop, **options), client).run()
     finally:
         if isinstance(target, str):
             await client.close()
