@@ -332,6 +332,8 @@ class _Await:
 
 #: What a ``_Take`` answers when nothing came.
 _EMPTY = object()
+#: Take only what the stream holds already.
+_TAKE_NOW = _Take(0.0)
 
 
 class SeatOptions(TypedDict, total=False):
@@ -397,7 +399,7 @@ class _Play:
 
     def drain(self) -> Op[None]:
         """Take what the stream holds already."""
-        while (item := (yield _Take(0.0))) is not _EMPTY:
+        while (item := (yield _TAKE_NOW)) is not _EMPTY:
             self.seat.take(item)
 
     def take(self, timeout: float) -> Op[bool]:

@@ -516,8 +516,9 @@ class WatchLoop:
         """Deliver what ``stream`` brings that is new: (None at its end, or the error it broke with; whether
         anything was delivered)."""
         delivered = False
+        read = Read(stream)
         while True:
-            update = yield Read(stream)
+            update = yield read
             if update is END:
                 return None, delivered
             if isinstance(update, RefereeError):
