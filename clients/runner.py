@@ -31,16 +31,25 @@ import functools
 import queue
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypedDict, TypeVar, Unpack, cast
 
 import grpc
 
 import engine
 from clients.bots.base import Bot
-from clients.sdk import FROM_START, AsyncRefereeClient, GameSnapshot, RefereeClient, RefereeError, RetryPolicy
-from clients.sdk._core import new_request_id
+from clients.sdk import (
+    FROM_START,
+    AsyncRefereeClient,
+    GameSnapshot,
+    RefereeClient,
+    RefereeError,
+    RetryPolicy,
+    Watch,
+    new_request_id,
+)
+from clients.sdk.ops import Op, Sleep, step
 
 T = TypeVar("T")
 
@@ -275,156 +284,243 @@ class _Deadline:
         self.since = None
 
 
-# ------------------------------------------------------------------------------------------------- blocking
+# ------------------------------------------------------------------------------------------- the drive loop
+#
+# The loop of a seat is written once (``_Play.drive``), as a generator that yields effects (``ops.Sleep`` and
+# those below) and is answered what each gave, or has the error it raised raised where it waits; ``play_seat``
+# and ``play_seat_async`` are its two executors (a thread reading the stream into a ``queue.Queue``; a task
+# reading it into an ``asyncio.Queue``).
 
 
-def play_seat(
-    target: str | RefereeClient,
-    game_id: str,
-    token: str,
-    bot: Bot,
-    *,
-    move_timeout: float | None = 10.0,
-    max_rejections: int = 0,
-    reconnect_timeout: float = 60.0,
-    idle_check: float = 5.0,
-    stop: threading.Event | None = None,
-) -> SeatResult:
-    """Play the seat of ``token`` with ``bot`` until the match is over (or a forfeit, or ``stop`` is set).
-    ``target``: "host:port" (a client is opened and closed here) or a ``RefereeClient`` to share. The view is
-    also checked every ``idle_check`` seconds without events (a safety net; it should never be needed).
-    Raises ``RefereeError`` when the referee stays unreachable for ``reconnect_timeout`` seconds, or refuses the
-    token or the game (UNAUTHENTICATED, NOT_FOUND, ...)."""
-    client = RefereeClient(target, token) if isinstance(target, str) else target
-    seat = _Seat(game_id, bot, max_rejections)
-    stream: queue.Queue[object] = queue.Queue()
-    watch = None
-    reader = None
-    deadline = _Deadline(reconnect_timeout)
+@dataclass(frozen=True)
+class _Do:
+    """A call of the seat's client: ``call()`` (a coroutine with the asyncio client), answered with its value."""
 
-    def persist(call: Callable[[], T]) -> T:
+    call: Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class _Take:
+    """The next item of the stream within ``timeout`` seconds (0: only one there already); ``_EMPTY`` if none."""
+
+    timeout: float
+
+
+@dataclass(frozen=True)
+class _Follow:
+    """Start watching the game after ``after_version``, into the stream (answered with None)."""
+
+    after_version: int
+
+
+@dataclass(frozen=True)
+class _Think:
+    """Start the bot's ``call()``: answered with its future (``inline``: it may be called at once, in the
+    runner's own thread, by a blocking runner)."""
+
+    call: Callable[[], object]
+    inline: bool
+
+
+@dataclass(frozen=True)
+class _Await:
+    """Wait up to ``timeout`` seconds (None: without a limit) for ``future``: answered with whether it is done."""
+
+    future: Any
+    timeout: float | None
+
+
+#: What a ``_Take`` answers when nothing came.
+_EMPTY = object()
+#: Take only what the stream holds already.
+_TAKE_NOW = _Take(0.0)
+
+
+class SeatOptions(TypedDict, total=False):
+    """The options of ``play_seat`` and ``play_seat_async`` (see ``play_seat``)."""
+
+    move_timeout: float | None
+    max_rejections: int
+    reconnect_timeout: float
+    idle_check: float
+
+
+class _Flag(Protocol):
+    """A ``stop`` event (threading's or asyncio's)."""
+
+    def is_set(self) -> bool: ...
+
+
+class _Play:
+    """One seat's play: the drive loop and what it needs, whichever executor runs it."""
+
+    def __init__(
+        self,
+        client: RefereeClient | AsyncRefereeClient,
+        game_id: str,
+        token: str,
+        bot: Bot,
+        stop: _Flag | None,
+        *,
+        move_timeout: float | None = 10.0,
+        max_rejections: int = 0,
+        reconnect_timeout: float = 60.0,
+        idle_check: float = 5.0,
+    ) -> None:
+        self.client = client
+        self.game_id = game_id
+        self.token = token
+        self.bot = bot
+        self.move_timeout = move_timeout
+        self.idle_check = idle_check
+        self.stop = stop
+        self.seat = _Seat(game_id, bot, max_rejections)
+        self.deadline = _Deadline(reconnect_timeout)
+
+    def persist(self, call: Callable[[], Any]) -> Op[Any]:
+        """``call()``, again after transient failures until the referee is back (or ``reconnect_timeout``)."""
         while True:
             try:
-                value = call()
-                deadline.ok()
-                return value
+                value = yield _Do(call)
             except RefereeError as err:
                 if not err.transient:
                     raise
-                seat.result.transport_errors += 1
-                time.sleep(deadline.failed(err))
-
-    def fetch() -> GameSnapshot:
-        seat.result.fetches += 1
-        return seat.snapshot(persist(lambda: client.get_game(game_id, token=token)).snapshot)
-
-    try:
-        snap = fetch()
-        watch = client.watch(game_id, after_version=seat.begin(snap), token=token, retry=_STREAM_RETRY,
-                             on_reconnect=lambda _: stream.put(_Reconnected()))  # fmt: skip
-        reader = threading.Thread(target=_read, args=(watch, stream), daemon=True, name=f"watch-{game_id[:6]}")
-        reader.start()
-        while True:
-            if stop is not None and stop.is_set():
-                seat.result.stopped = True
-                return seat.result
-            if snap.over:
-                _catch_up(stream, seat, None)  # the last events, for the bot's sake
-                return seat.result
-            if not snap.my_turn:
-                if not seat.stale and not _wait(stream, seat, idle_check, stop):
-                    continue  # stopped: said at the top of the loop
-                if seat.stale:
-                    snap = fetch()
-                    if seat.idle_view(snap):
-                        _catch_up(stream, seat, snap.version, max(idle_check, _CATCH_UP))
-                        seat.checked_idle()
+                self.seat.result.transport_errors += 1
+                yield Sleep(self.deadline.failed(err))
                 continue
-            _catch_up(stream, seat, snap.version)
-            try:
-                move = _choose(bot, snap, None if snap.view.deadline_ms is not None else move_timeout, fetch)
-            except _Overtaken as late:  # the referee's timeout came first: go on from the game as it is
-                seat.result.late += 1
-                snap = late.snap
-                continue
-            rid = new_request_id()
-            try:
-                moved = persist(functools.partial(
-                    client.submit_move, game_id, move, request_id=rid, expected_version=snap.version, token=token
-                ))  # fmt: skip
-            except RefereeError as err:
-                if not err.rejected_move and err.code != grpc.StatusCode.ABORTED:  # ABORTED: the game moved on
-                    raise
-                before, snap = snap, fetch()
-                if err.rejected_move and not (before.view.deadline_ms is not None and _overtaken(before, snap)):
-                    seat.rejected(err)  # refused for what it is, not because the referee's timeout came first
-                continue
-            seat.result.moves += 1
-            _drain(stream, seat)  # the rest of the version before (in flight while the bot thought) comes first
-            for event in moved.events:
-                seat.observe(event)
-            snap = seat.moved(moved.snapshot)
-    except Forfeit as exc:
-        return seat.forfeit(str(exc))
-    finally:
-        if watch is not None:
-            watch.cancel()
-        if reader is not None:
-            reader.join(5)
-        if isinstance(target, str):
-            client.close()
+            self.deadline.ok()
+            return value
 
+    def fetch(self) -> Op[GameSnapshot]:
+        """The seat's view now."""
+        self.seat.result.fetches += 1
+        info = yield from self.persist(lambda: self.client.get_game(self.game_id, token=self.token))
+        return self.seat.snapshot(info.snapshot)
 
-def _read(watch: Iterable[object], stream: queue.Queue[object]) -> None:
-    try:
-        for item in watch:
-            stream.put(item)
-        stream.put(_Ended())
-    except BaseException as exc:
-        stream.put(_Ended(exc))
+    def drain(self) -> Op[None]:
+        """Take what the stream holds already."""
+        while (item := (yield _TAKE_NOW)) is not _EMPTY:
+            self.seat.take(item)
 
-
-def _wait(stream: queue.Queue[object], seat: _Seat, idle_check: float, stop: threading.Event | None) -> bool:
-    """Take what the stream brings next (and whatever follows at once); after ``idle_check`` seconds of nothing,
-    mark the view stale anyway. False when ``stop`` was set meanwhile."""
-    waited = 0.0
-    while True:
-        step = idle_check - waited if stop is None else min(_STOP_POLL, idle_check - waited)
-        try:
-            seat.take(stream.get(timeout=max(step, 0.0)))
-            _drain(stream, seat)
-            return True
-        except queue.Empty:
-            waited += step
-        if stop is not None and stop.is_set():
+    def take(self, timeout: float) -> Op[bool]:
+        """Take the next item of the stream within ``timeout`` seconds, and whatever follows at once (False: none
+        came)."""
+        item = yield _Take(timeout)
+        if item is _EMPTY:
             return False
-        if waited >= idle_check:
-            seat.result.idle_fetches += 1
-            seat.stale = seat.idle = True
-            return True
+        self.seat.take(item)
+        yield from self.drain()
+        return True
 
+    def wait(self) -> Op[bool]:
+        """Take what the stream brings next (and whatever follows at once); after ``idle_check`` seconds of
+        nothing, mark the view stale anyway. False when ``stop`` was set meanwhile."""
+        waited = 0.0
+        while True:
+            step = self.idle_check - waited if self.stop is None else min(_STOP_POLL, self.idle_check - waited)
+            if (yield from self.take(max(step, 0.0))):
+                return True
+            waited += step
+            if self.stop is not None and self.stop.is_set():
+                return False
+            if waited >= self.idle_check:
+                self.seat.result.idle_fetches += 1
+                self.seat.stale = self.seat.idle = True
+                return True
 
-def _drain(stream: queue.Queue[object], seat: _Seat) -> None:
-    while True:
+    def catch_up(self, version: int | None, seconds: float = _CATCH_UP) -> Op[None]:
+        """Let the bot observe the events up to ``version`` (None: to the end of the match) before it is asked
+        (within ``seconds``)."""
+        until = time.monotonic() + seconds
+        while not self.seat.ended and (version is None or self.seat.latest < version):
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            item = yield _Take(left)
+            if item is _EMPTY:
+                break
+            self.seat.take(item)
+        yield from self.drain()
+
+    def choose(self, snap: GameSnapshot, timeout: float | None) -> Op[engine.Move]:
+        """The bot's move: within ``timeout`` seconds (None: no limit); in a game with a time control without a
+        limit of the runner's own, but given up (``_Overtaken``) once a fresh view shows that the referee moved
+        on."""
+        timed = snap.view.deadline_ms is not None
         try:
-            seat.take(stream.get_nowait())
-        except queue.Empty:
-            return
+            began = time.monotonic()
+            future = yield _Think(functools.partial(self.bot.choose, snap.view, snap.legal),
+                                  inline=timeout is None and not timed)  # fmt: skip
+            if not timed:
+                if not (yield _Await(future, timeout)):
+                    future.cancel()  # the thread runs on, unheeded
+                    raise concurrent.futures.TimeoutError
+                return _in_time(_checked(future.result()), began, timeout)
+            wait = _late_wait(snap)
+            while not (yield _Await(future, wait)):
+                now = yield from self.fetch()
+                if _overtaken(snap, now):
+                    future.cancel()
+                    raise _Overtaken(now)
+                wait = _LATE_POLL
+            return _checked(future.result())
+        except concurrent.futures.TimeoutError:
+            raise Forfeit(f"{TIMEOUT_FORFEIT} {timeout}s to move") from None
+        except (Forfeit, _Overtaken):
+            raise
+        except Exception as exc:
+            raise Forfeit(f"bot.choose raised {exc!r}") from exc
 
-
-def _catch_up(stream: queue.Queue[object], seat: _Seat, version: int | None, seconds: float = _CATCH_UP) -> None:
-    """Let the bot observe the events up to ``version`` (None: to the end of the match) before it is asked
-    (within ``seconds``)."""
-    until = time.monotonic() + seconds
-    while not seat.ended and (version is None or seat.latest < version):
-        left = until - time.monotonic()
-        if left <= 0:
-            break
+    def drive(self) -> Op[SeatResult]:
+        """Play until the match is over (or a forfeit, or ``stop``)."""
+        seat, client, stop = self.seat, self.client, self.stop
         try:
-            seat.take(stream.get(timeout=left))
-        except queue.Empty:
-            break
-    _drain(stream, seat)
+            snap = yield from self.fetch()
+            yield _Follow(seat.begin(snap))
+            while True:
+                if stop is not None and stop.is_set():
+                    seat.result.stopped = True
+                    return seat.result
+                if snap.over:
+                    yield from self.catch_up(None)  # the last events, for the bot's sake
+                    return seat.result
+                if not snap.my_turn:
+                    if not seat.stale and not (yield from self.wait()):
+                        continue  # stopped: said at the top of the loop
+                    if seat.stale:
+                        snap = yield from self.fetch()
+                        if seat.idle_view(snap):
+                            yield from self.catch_up(snap.version, max(self.idle_check, _CATCH_UP))
+                            seat.checked_idle()
+                    continue
+                yield from self.catch_up(snap.version)
+                try:
+                    move = yield from self.choose(snap, None if snap.view.deadline_ms is not None else
+                                                  self.move_timeout)  # fmt: skip
+                except _Overtaken as late:  # the referee's timeout came first: go on from the game as it is
+                    seat.result.late += 1
+                    snap = late.snap
+                    continue
+                rid = new_request_id()
+                try:
+                    moved = yield from self.persist(functools.partial(
+                        client.submit_move, self.game_id, move, request_id=rid, expected_version=snap.version,
+                        token=self.token,
+                    ))  # fmt: skip
+                except RefereeError as err:
+                    if not err.rejected_move and err.code != grpc.StatusCode.ABORTED:  # ABORTED: the game moved on
+                        raise
+                    before, snap = snap, (yield from self.fetch())
+                    if err.rejected_move and not (before.view.deadline_ms is not None and _overtaken(before, snap)):
+                        seat.rejected(err)  # refused for what it is, not because the referee's timeout came first
+                    continue
+                seat.result.moves += 1
+                yield from self.drain()  # the rest of the version before (in flight while the bot thought) first
+                for event in moved.events:
+                    seat.observe(event)
+                snap = seat.moved(moved.snapshot)
+        except Forfeit as exc:
+            return seat.forfeit(str(exc))
 
 
 def _in_thread(call: Callable[[], T]) -> concurrent.futures.Future[T]:
@@ -463,156 +559,159 @@ def _in_time(move: engine.Move, began: float, timeout: float | None) -> engine.M
     return move
 
 
-def _choose(bot: Bot, snap: GameSnapshot, timeout: float | None, look: Callable[[], GameSnapshot]) -> engine.Move:
-    """The bot's move: within ``timeout`` seconds (None: no limit); in a game with a time control without a limit
-    of the runner's own, but given up (``_Overtaken``) once ``look()`` shows that the referee moved on."""
-    timed = snap.view.deadline_ms is not None
+
+def _done(call: Callable[[], object]) -> concurrent.futures.Future[object]:
+    """``call()`` now, as a future done with its value (or its exception)."""
+    future: concurrent.futures.Future[object] = concurrent.futures.Future()
     try:
-        if timeout is None and not timed:
-            return _checked(bot.choose(snap.view, snap.legal))
-        began = time.monotonic()
-        future = _in_thread(functools.partial(bot.choose, snap.view, snap.legal))
-        if not timed:
-            return _in_time(_checked(future.result(timeout)), began, timeout)
-        wait = _late_wait(snap)
-        while True:
-            try:
-                return _checked(future.result(wait))
-            except concurrent.futures.TimeoutError:
-                now = look()
-                if _overtaken(snap, now):
-                    raise _Overtaken(now) from None
-            wait = _LATE_POLL
-    except concurrent.futures.TimeoutError:
-        raise Forfeit(f"{TIMEOUT_FORFEIT} {timeout}s to move") from None
-    except (Forfeit, _Overtaken):
-        raise
+        future.set_result(call())
     except Exception as exc:
-        raise Forfeit(f"bot.choose raised {exc!r}") from exc
+        future.set_exception(exc)
+    return future
+
+
+# ------------------------------------------------------------------------------------------------- blocking
+
+
+def play_seat(target: str | RefereeClient, game_id: str, token: str, bot: Bot, *, stop: threading.Event | None = None,
+              **options: Unpack[SeatOptions]) -> SeatResult:  # fmt: skip
+    """Play the seat of ``token`` with ``bot`` until the match is over (or a forfeit, or ``stop`` is set).
+    ``target``: "host:port" (a client is opened and closed here) or a ``RefereeClient`` to share. ``options``
+    (``SeatOptions``): ``move_timeout`` (10 s; None: no limit), ``max_rejections`` (0), ``reconnect_timeout``
+    (60 s), ``idle_check`` (5 s: the view is also checked after that long without events, a safety net that
+    should never be needed).
+    Raises ``RefereeError`` when the referee stays unreachable for ``reconnect_timeout`` seconds, or refuses the
+    token or the game (UNAUTHENTICATED, NOT_FOUND, ...)."""
+    client = RefereeClient(target, token) if isinstance(target, str) else target
+    try:
+        return _Blocking(_Play(client, game_id, token, bot, stop, **options), client).run()
+    finally:
+        if isinstance(target, str):
+            client.close()
+
+
+class _Blocking:
+    """The blocking executor of a seat's drive loop: the stream read by a thread into a queue."""
+
+    def __init__(self, play: _Play, client: RefereeClient) -> None:
+        self.play = play
+        self.client = client
+        self.stream: queue.Queue[object] = queue.Queue()
+        self.watch: Watch | None = None
+        self.reader: threading.Thread | None = None
+
+    def run(self) -> SeatResult:
+        op = self.play.drive()
+        answer, error = None, None
+        try:
+            while True:
+                done, effect = step(op, answer, error)
+                if done:
+                    return cast(SeatResult, effect)
+                try:
+                    answer, error = self.perform(effect), None
+                except BaseException as exc:
+                    answer, error = None, exc
+        finally:
+            if self.watch is not None:
+                self.watch.cancel()
+            if self.reader is not None:
+                self.reader.join(5)
+
+    def perform(self, effect: object) -> Any:
+        if isinstance(effect, _Take):
+            try:
+                return self.stream.get(timeout=effect.timeout) if effect.timeout > 0 else self.stream.get_nowait()
+            except queue.Empty:
+                return _EMPTY
+        if isinstance(effect, _Do):
+            return effect.call()
+        if isinstance(effect, _Await):
+            return bool(concurrent.futures.wait([effect.future], effect.timeout).done)
+        if isinstance(effect, _Think):
+            return _done(effect.call) if effect.inline else _in_thread(effect.call)
+        if isinstance(effect, Sleep):
+            time.sleep(effect.seconds)
+        elif isinstance(effect, _Follow):
+            self.watch = self.client.watch(self.play.game_id, after_version=effect.after_version,
+                                           token=self.play.token, retry=_STREAM_RETRY,
+                                           on_reconnect=lambda _: self.stream.put(_Reconnected()))  # fmt: skip
+            self.reader = threading.Thread(target=_read, args=(self.watch, self.stream), daemon=True,
+                                           name=f"watch-{self.play.game_id[:6]}")  # fmt: skip
+            self.reader.start()
+        return None
+
+
+def _read(watch: Iterable[object], stream: queue.Queue[object]) -> None:
+    try:
+        for item in watch:
+            stream.put(item)
+        stream.put(_Ended())
+    except BaseException as exc:
+        stream.put(_Ended(exc))
 
 
 # ---------------------------------------------------------------------------------------------------- asyncio
 
 
-async def play_seat_async(
-    target: str | AsyncRefereeClient,
-    game_id: str,
-    token: str,
-    bot: Bot,
-    *,
-    move_timeout: float | None = 10.0,
-    max_rejections: int = 0,
-    reconnect_timeout: float = 60.0,
-    idle_check: float = 5.0,
-    stop: asyncio.Event | None = None,
-) -> SeatResult:
-    """``play_seat`` for asyncio: the bot is asked in a worker thread (``asyncio.to_thread``)."""
+async def play_seat_async(target: str | AsyncRefereeClient, game_id: str, token: str, bot: Bot, *,
+                          stop: asyncio.Event | None = None, **options: Unpack[SeatOptions]) -> SeatResult:  # fmt: skip
+    """``play_seat`` for asyncio: the bot is asked in a thread of its own."""
     client = AsyncRefereeClient(target, token) if isinstance(target, str) else target
-    seat = _Seat(game_id, bot, max_rejections)
-    stream: asyncio.Queue[object] = asyncio.Queue()
-    deadline = _Deadline(reconnect_timeout)
-    reader: asyncio.Task[None] | None = None
-
-    async def persist(call: Callable[[], Awaitable[T]]) -> T:
-        while True:
-            try:
-                value = await call()
-                deadline.ok()
-                return value
-            except RefereeError as err:
-                if not err.transient:
-                    raise
-                seat.result.transport_errors += 1
-                await asyncio.sleep(deadline.failed(err))
-
-    async def fetch() -> GameSnapshot:
-        seat.result.fetches += 1
-        return seat.snapshot((await persist(lambda: client.get_game(game_id, token=token))).snapshot)
-
-    async def take_next(timeout: float) -> bool:
-        try:
-            seat.take(await asyncio.wait_for(stream.get(), timeout))
-        except TimeoutError:
-            return False
-        while not stream.empty():
-            seat.take(stream.get_nowait())
-        return True
-
-    async def catch_up(version: int | None, seconds: float = _CATCH_UP) -> None:  # as _catch_up
-        until = time.monotonic() + seconds
-        while not seat.ended and (version is None or seat.latest < version):
-            if not await take_next(max(0.0, until - time.monotonic())):
-                return
-
-    async def wait() -> bool:  # as _wait
-        waited = 0.0
-        while True:
-            step = idle_check - waited if stop is None else min(_STOP_POLL, idle_check - waited)
-            if await take_next(max(step, 0.0)):
-                return True
-            waited += step
-            if stop is not None and stop.is_set():
-                return False
-            if waited >= idle_check:
-                seat.result.idle_fetches += 1
-                seat.stale = seat.idle = True
-                return True
-
     try:
-        snap = await fetch()
-        watch = client.watch(game_id, after_version=seat.begin(snap), token=token, retry=_STREAM_RETRY,
-                             on_reconnect=lambda _: stream.put_nowait(_Reconnected()))  # fmt: skip
-        reader = asyncio.create_task(_read_async(watch, stream))
-        while True:
-            if stop is not None and stop.is_set():
-                seat.result.stopped = True
-                return seat.result
-            if snap.over:
-                await catch_up(None)
-                return seat.result
-            if not snap.my_turn:
-                if not seat.stale and not await wait():
-                    continue
-                if seat.stale:
-                    snap = await fetch()
-                    if seat.idle_view(snap):
-                        await catch_up(snap.version, max(idle_check, _CATCH_UP))
-                        seat.checked_idle()
-                continue
-            await catch_up(snap.version)
-            try:
-                move = await _choose_async(bot, snap, None if snap.view.deadline_ms is not None else move_timeout,
-                                           fetch)  # fmt: skip
-            except _Overtaken as late:
-                seat.result.late += 1
-                snap = late.snap
-                continue
-            rid = new_request_id()
-            try:
-                moved = await persist(functools.partial(
-                    client.submit_move, game_id, move, request_id=rid, expected_version=snap.version, token=token
-                ))  # fmt: skip
-            except RefereeError as err:
-                if not err.rejected_move and err.code != grpc.StatusCode.ABORTED:
-                    raise
-                before, snap = snap, await fetch()
-                if err.rejected_move and not (before.view.deadline_ms is not None and _overtaken(before, snap)):
-                    seat.rejected(err)
-                continue
-            seat.result.moves += 1
-            while not stream.empty():
-                seat.take(stream.get_nowait())
-            for event in moved.events:
-                seat.observe(event)
-            snap = seat.moved(moved.snapshot)
-    except Forfeit as exc:
-        return seat.forfeit(str(exc))
+        return await _Async(_Play(client, game_id, token, bot, stop, **options), client).run()
     finally:
-        if reader is not None:
-            reader.cancel()
-            await asyncio.gather(reader, return_exceptions=True)
         if isinstance(target, str):
             await client.close()
+
+
+class _Async:
+    """The asyncio executor of a seat's drive loop: the stream read by a task into a queue."""
+
+    def __init__(self, play: _Play, client: AsyncRefereeClient) -> None:
+        self.play = play
+        self.client = client
+        self.stream: asyncio.Queue[object] = asyncio.Queue()
+        self.reader: asyncio.Task[None] | None = None
+
+    async def run(self) -> SeatResult:
+        op, answer, error = self.play.drive(), None, None
+        try:
+            while not (outcome := step(op, answer, error))[0]:
+                answer, error = None, None
+                try:
+                    answer = await self.perform(outcome[1])
+                except BaseException as exc:  # CancelledError too: the loop's own (re)raise ends the task
+                    error = exc
+            return cast(SeatResult, outcome[1])
+        finally:
+            if self.reader is not None:
+                self.reader.cancel()
+                await asyncio.gather(self.reader, return_exceptions=True)
+
+    async def perform(self, effect: object) -> Any:
+        if isinstance(effect, _Take):
+            if effect.timeout <= 0:
+                return self.stream.get_nowait() if not self.stream.empty() else _EMPTY
+            try:
+                return await asyncio.wait_for(self.stream.get(), effect.timeout)
+            except TimeoutError:
+                return _EMPTY
+        if isinstance(effect, _Do):
+            return await effect.call()
+        if isinstance(effect, _Await):
+            done, _ = await asyncio.wait({effect.future}, timeout=effect.timeout)
+            return bool(done)
+        if isinstance(effect, _Think):
+            return asyncio.wrap_future(_in_thread(effect.call))
+        if isinstance(effect, Sleep):
+            await asyncio.sleep(effect.seconds)
+        elif isinstance(effect, _Follow):
+            watch = self.client.watch(self.play.game_id, after_version=effect.after_version, token=self.play.token,
+                                      retry=_STREAM_RETRY,
+                                      on_reconnect=lambda _: self.stream.put_nowait(_Reconnected()))  # fmt: skip
+            self.reader = asyncio.create_task(_read_async(watch, self.stream))
+        return None
 
 
 async def _read_async(watch: Any, stream: asyncio.Queue[object]) -> None:
@@ -625,31 +724,3 @@ async def _read_async(watch: Any, stream: asyncio.Queue[object]) -> None:
         raise
     except Exception as exc:
         stream.put_nowait(_Ended(exc))
-
-
-async def _choose_async(
-    bot: Bot, snap: GameSnapshot, timeout: float | None, look: Callable[[], Awaitable[GameSnapshot]]
-) -> engine.Move:
-    """``_choose`` for asyncio (the bot in a daemon thread of its own)."""
-    timed = snap.view.deadline_ms is not None
-    try:
-        began = time.monotonic()
-        future = asyncio.wrap_future(_in_thread(functools.partial(bot.choose, snap.view, snap.legal)))
-        if not timed:
-            return _in_time(_checked(await asyncio.wait_for(future, timeout)), began, timeout)
-        wait = _late_wait(snap)
-        while True:
-            done, _ = await asyncio.wait({future}, timeout=wait)
-            if done:
-                return _checked(future.result())
-            now = await look()
-            if _overtaken(snap, now):
-                future.cancel()  # the thread runs on, unheeded
-                raise _Overtaken(now)
-            wait = _LATE_POLL
-    except TimeoutError:
-        raise Forfeit(f"{TIMEOUT_FORFEIT} {timeout}s to move") from None
-    except (Forfeit, _Overtaken):
-        raise
-    except Exception as exc:
-        raise Forfeit(f"bot.choose raised {exc!r}") from exc

@@ -103,6 +103,10 @@ def test_bundled_bots_play_200_gin_and_200_rummy_hands_without_a_refused_move(
         by_game[key] = by_game.get(key, 0) + p.hands
         for r in p.results:
             assert r.finished and not r.forfeit, (p.table, r)
+            result = r.match_result  # the match finished with a result: the winners and every seat's total
+            assert result is not None and result["ended"] == "completed", (p.table, result)
+            assert result["winners"] and set(result["winners"]) <= set(range(len(p.table.bots))), result
+            assert len(result["totals"]) == len(p.table.bots), result
             assert r.rejected == 0, (p.table, r.rejections)
             assert r.missed_turns == 0, (p.table, r)  # every turn was noticed from the events
         assert sum(r.moves for r in p.results) == p.version  # every move applied once

@@ -66,6 +66,14 @@ def _is_legal(move: E.Move, legal: Sequence[E.Move]) -> bool:
     return False
 
 
+def _assert_match_over(state: E.GameState, players: int) -> None:
+    """The match finished: the phase says so and the result names the winners and every seat's total."""
+    assert state.phase == "match_over"
+    assert state.result is not None
+    assert len(state.result["totals"]) == players and all(isinstance(t, int) for t in state.result["totals"])
+    assert state.result["winners"] and set(state.result["winners"]) <= set(range(players)), state.result
+
+
 def _check_move(state: E.GameState, seat: int, view: View, legal: Sequence[E.Move], move: E.Move) -> None:
     assert view.seat == seat == state.to_act
     assert _is_legal(move, legal), (view.phase, E.move_text(move), [E.move_text(m) for m in legal])
@@ -83,6 +91,7 @@ def test_bots_only_ever_return_legal_moves(profile: str, players: int | None, ov
         bots = [make_bot(name, seed=i * 10 + k) for k, name in enumerate(lineup)]
         state = play_match(rules, bots, _seed(profile, players, i, *overrides.items()), on_move=_check_move)
         assert state.phase == "match_over"
+        _assert_match_over(state, n)
 
 
 def test_bots_work_without_events() -> None:
@@ -102,7 +111,8 @@ def test_bots_work_without_events() -> None:
     for profile, players in (("gin", None), ("rummy", 4)):
         rules = E.rules_from_profile(profile, players, max_hands=3)
         bots = [Deaf(make_bot("strong", k)) for k in range(rules.players)]
-        play_match(rules, bots, _seed("deaf", profile), on_move=_check_move)
+        state = play_match(rules, bots, _seed("deaf", profile), on_move=_check_move)
+        _assert_match_over(state, rules.players)
 
 
 # ----------------------------------------------------------------------------------------------- strength

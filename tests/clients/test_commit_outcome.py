@@ -27,8 +27,15 @@ from grpc_status import rpc_status
 
 from clients.bots import make_bot
 from clients.runner import play_seat
-from clients.sdk import NO_RETRY, AsyncRefereeClient, RefereeClient, RefereeError, RetryPolicy
-from clients.sdk._core import COMMIT_OUTCOME_UNKNOWN, OUTCOME_RESENDS
+from clients.sdk import (
+    COMMIT_OUTCOME_UNKNOWN,
+    NO_RETRY,
+    OUTCOME_RESENDS,
+    AsyncRefereeClient,
+    RefereeClient,
+    RefereeError,
+    RetryPolicy,
+)
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess
 from tests.clients.clientkit import ServerProcess, ServerThread

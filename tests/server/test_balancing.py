@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from clients.sdk import AsyncRefereeClient, RefereeClient
-from clients.sdk._core import channel_target
+from clients.sdk import AsyncRefereeClient, RefereeClient, channel_target
 from clients.sdk.values import RetryPolicy
 from server.redis_launcher import RedisProcess
 from tests.server.test_observability import SUBMIT, Served, scrape, start_serve, stop_serve, value
