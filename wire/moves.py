@@ -44,6 +44,8 @@ def move_from_proto(move: pb.Move) -> engine.Move:
         return engine.MeldMove(cards_from_proto(move.meld.cards))
     if which == "lay_off":
         return engine.LayOff(card_from_proto(move.lay_off.card), meld_id_from_proto(move.lay_off.meld_id))
+    if which != "declare":  # a field of the oneof this codec does not know yet: never read as another move
+        raise Malformed("BAD_MOVE", f"a move of kind {which!r} is not known to this version")
     declare = move.declare
     if declare.best:
         if declare.melds or declare.layoffs:
