@@ -30,6 +30,7 @@ from engine.fairness import FairnessError, Verified, verify_deals
 from engine.flow import new_game, new_game_with_events
 from engine.game import apply, legal_moves
 from engine.gin import knock_discards
+from engine.history import MOVE_EVENTS, move_of_events
 from engine.melds import (
     Declaration,
     all_melds,
@@ -115,6 +116,16 @@ __all__ = [
 ]  # fmt: skip
 # typed events and results (engine.events, engine.results)
 __all__ += [
-    "PUBLIC_FIELDS", "SECRET_FIELDS", "EventKind", "HandResult", "HollywoodHand", "MatchResult", "ResultMeld",
-    "ScoreBreakdown", "hand_result_of", "match_result_of",
+    "MOVE_EVENTS",
+    "PUBLIC_FIELDS",
+    "SECRET_FIELDS",
+    "EventKind",
+    "HandResult",
+    "HollywoodHand",
+    "MatchResult",
+    "ResultMeld",
+    "ScoreBreakdown",
+    "hand_result_of",
+    "match_result_of",
+    "move_of_events",
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,10 +28,10 @@ if TYPE_CHECKING:
 
 FORMAT = "rummy-referee/game-record"
 VERSION = 1
-#: The events a move makes (the others, ``hand_started``, ``dealt``, ``restocked``, ``hand_ended`` and
-#: ``match_ended``, are the referee's own).
-MOVE_EVENTS = frozenset({"drew", "passed", "discarded", "knocked", "big_gin", "melded", "laid_off", "declared",
-                         "resigned"})
+#: The events a move makes (the others are the referee's own): ``engine.MOVE_EVENTS``.
+MOVE_EVENTS = engine.MOVE_EVENTS
+#: The move that made one version's events (``engine.move_of_events``).
+move_of = engine.move_of_events
 
 
 class RecordError(ValueError):
@@ -63,43 +63,6 @@ def settings_dict(settings: Settings) -> dict[str, Any]:
         **fairness_settings(settings),  # the seed commitment, and once the match is over the seed: `verify`
         **clock,
     }
-
-
-def _melds(melds: Iterable[Mapping[str, Any]]) -> tuple[int, ...]:
-    return tuple(engine.mask_of(engine.parse_cards(m["cards"])) for m in melds)
-
-
-def move_of(events: Sequence[Mapping[str, Any]]) -> engine.Move | None:
-    """The move that made ``events`` (the events of one version that a move makes, in order), or None. The
-    referee's shortcuts (``knock TD`` without melds, ``declare best``) come back as the melds and layoffs the
-    referee chose: the same move in effect."""
-    if not events:
-        return None
-    kinds = [e["kind"] for e in events]
-    first = events[0]
-    if "resigned" in kinds:
-        return engine.Resign()
-    if "knocked" in kinds:
-        knock = events[kinds.index("knocked")]
-        return engine.Knock(engine.parse_card(knock["discard"]), _melds(knock.get("melds", ())))
-    if "big_gin" in kinds:
-        return engine.BigGin(_melds(events[kinds.index("big_gin")].get("melds", ())))
-    if "declared" in kinds:
-        melds = _melds(e["meld"] for e in events if e["kind"] == "melded")
-        layoffs = tuple((engine.parse_card(e["card"]), int(e["meld_id"])) for e in events if e["kind"] == "laid_off")
-        return engine.Declare(melds, layoffs) if melds or layoffs else engine.Done()
-    match first["kind"]:
-        case "drew":
-            return engine.DrawStock() if first.get("source") == "stock" else engine.DrawDiscard()
-        case "passed":
-            return engine.Pass()
-        case "discarded":
-            return engine.Discard(engine.parse_card(first["card"]))
-        case "melded":
-            return engine.MeldMove(_melds([first["meld"]])[0])
-        case "laid_off":
-            return engine.LayOff(engine.parse_card(first["card"]), int(first["meld_id"]))
-    return None
 
 
 def moves_from_events(events: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
