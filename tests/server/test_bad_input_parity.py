@@ -30,9 +30,6 @@ PER_MOVE = pb.TimeControl(per_move=pb.TimeControl.PerMove(limit_ms=5000))
 CARDS12 = ["AS", "2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S", "TS", "JS", "QS"]
 UNKNOWN_ENUM: Any = 99  # an enum value no version knows
 INVALID, FAILED, ABORTED = "INVALID_ARGUMENT", "FAILED_PRECONDITION", "ABORTED"
-#: Connect JSON parses an enum number it does not know as the default (SEAT_KIND_HUMAN, KIND_UNSPECIFIED), as it
-#: did before: these two are accepted there (the binary protocols refuse them)
-JSON_LENIENT = frozenset(("create: unknown seat kind", "create: unknown policy"))
 _RESPONSES: dict[str, type[Message]] = {
     "CreateGame": rpb.CreateGameResponse, "SubmitMove": rpb.SubmitMoveResponse,
     "ValidateMove": rpb.ValidateMoveResponse, "AnalyzeHand": rpb.AnalyzeHandResponse,
@@ -224,8 +221,6 @@ def test_bad_requests_over_http_get_the_reasons_they_got_before(web: ServerThrea
             view = client.view(game, game.tokens[1])
         with httpx.Client(base_url=web.http_url, timeout=60.0) as http:
             for name, method, request, token, status, reason in _requests(game, list(view.hand)):
-                if protocol == "connect-json" and name in JSON_LENIENT:
-                    continue
                 answer = call(http, protocol, method, request, _RESPONSES[method], token)
                 assert (answer.status, answer.reason) == (status, reason), (name, answer)
     finally:
