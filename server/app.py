@@ -4,8 +4,9 @@ limiter (one for both ports), the gRPC server and the HTTP port, and the timeout
 
 ``open_store(settings)`` makes the store (`serve` checks Redis's durability on it before anything else);
 ``build_referee(settings, store=...)`` wires the rest, not yet listening; ``RefereeApp.start()`` opens the ports,
-``start_firer()`` fires the deadlines of time controls, ``stop()`` shuts down gracefully (health NOT_SERVING,
-watch streams ended, calls in flight given ``network.grace_s``, storage closed). What only `serve` does around it
+``start_firer()`` fires the deadlines of time controls, ``watch_storage()`` has the health service follow Redis,
+``stop()`` shuts down gracefully (health NOT_SERVING, watch streams ended, calls in flight given
+``network.grace_s``, storage closed). What only `serve` does around it
 (a private redis-server, signals, the bot host, metrics over HTTP, the printed addresses) stays in server.cli.
 """
 
@@ -18,11 +19,11 @@ from dataclasses import dataclass, field
 import grpc
 from grpc_health.v1._async import HealthServicer
 
-from server import memo
+from server import clocks, memo
 from server.bot_host import HostSettings
 from server.cache import StateCache
 from server.clocks import TimeoutFirer
-from server.grpc_api import RefereeHealth, create_server, shutdown
+from server.grpc_api import RefereeHealth, create_server, shutdown, watch_storage
 from server.http_server import HttpServer, create_http_app
 from server.limits import LimitInterceptor, Limits
 from server.metrics import Metrics
@@ -67,7 +68,9 @@ def open_store(settings: Settings, redis_url: str | None = None) -> GameStore:
         connect(url, cluster=s.cluster, max_connections=s.pool_max_connections, pool_timeout_s=s.pool_timeout_s),
         finished_ttl_s=r.finished_ttl_s, idle_ttl_s=r.idle_ttl_s,
         unplayed_ttl_s=r.unplayed_ttl_s, idem_ttl_s=r.idem_ttl_s, op_timeout_s=s.timeout_s,
-        wait_replicas=s.wait_replicas, wait_timeout_s=s.wait_timeout_s,
+        wait_replicas=s.wait_replicas, wait_timeout_s=s.wait_timeout_s, settle_read_s=s.settle_read_s,
+        background_pool_timeout_s=s.pool_timeout_s, hot_max_redirects=s.hot_max_redirects,
+        hot_tryagain_s=s.hot_tryagain_s, hot_refresh_gap_s=s.hot_refresh_gap_s, hot_slot_cache=s.hot_slot_cache,
     )  # fmt: skip
 
 
@@ -104,6 +107,14 @@ class RefereeApp:
             self.firer = TimeoutFirer(self.referee, poll_s=self.settings.games.timeout_poll_s)
             self._firing = asyncio.create_task(self.firer.run())
 
+    def watch_storage(self) -> asyncio.Task[None]:
+        """The health service follows the storage (server.grpc_api ``watch_storage``: a ping every
+        ``network.health_interval_s``, each allowed ``network.health_ping_timeout_s``), until the task is
+        cancelled."""
+        net = self.settings.network
+        return asyncio.create_task(watch_storage(self.referee, self.health, net.health_interval_s,
+                                                 net.health_ping_timeout_s))  # fmt: skip
+
     async def stop_firer(self) -> None:
         if self.firer is not None and self._firing is not None:
             await self.firer.close()
@@ -130,9 +141,13 @@ def build_referee(
     store = store if store is not None else open_store(settings)
     caches, games, net = settings.caches, settings.games, settings.network
     memo.configure(caches.memo_entries, caches.memo_mib)
+    clocks.configure(caches.clock_memo_entries)
     states = StateCache(caches.state_games, caches.state_mib)
+    lim = settings.limits
     referee = Referee(store, organizer_token=games.organizer_token or None, max_attempts=games.max_attempts,
-                      max_open_games=settings.limits.max_open_games, states=states)  # fmt: skip
+                      max_open_games=lim.max_open_games, states=states, watch=settings.watch,
+                      delayed_games=caches.delayed_games, open_games_sweep_batch=lim.open_games_sweep_batch,
+                      open_games_sweeps_when_full=lim.open_games_sweeps_when_full)  # fmt: skip
     health = RefereeHealth()
     limits = limits_of(settings)
     # one limiter for both ports: an address's calls count the same by gRPC and by HTTP

@@ -32,7 +32,6 @@ from server.durability import MODES, DurabilityError, check_durability
 from server.grpc_api import (
     SERVICE_NAME,
     set_serving,
-    watch_storage,
 )
 from server.logs import FORMATS, configure
 from server.metrics import Metrics, start_metrics_server, watch_open_games
@@ -505,7 +504,7 @@ async def serve(args: argparse.Namespace) -> None:
             host = None
         await app.start()
         _tune_gc()
-        monitor = asyncio.create_task(watch_storage(referee, health))
+        monitor = app.watch_storage()
         app.start_firer()
         host_task = None
         if host is not None:

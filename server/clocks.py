@@ -186,7 +186,24 @@ class Clock:
 _PARSED: dict[bytes, Clock] = {}
 _CONTROLS: dict[bytes, TimeControl] = {}
 _VIEWS: dict[bytes, dict[str, Any]] = {}
-_MEMO_MAX = DEFAULTS.caches.clock_memo_entries  # (server.settings)
+_MEMO_MAX = DEFAULTS.caches.clock_memo_entries  # entries of each: set by configure (server.app, the settings')
+
+
+def configure(entries: int = DEFAULTS.caches.clock_memo_entries) -> None:
+    """Bound each of the parse memos to ``entries`` (the settings' ``caches.clock_memo_entries``; the factory,
+    server.app ``build_referee``, calls it); the memos are emptied."""
+    global _MEMO_MAX
+    if entries < 1:
+        raise ValueError(f"the clock memos hold 1 entry or more, not {entries}")
+    _MEMO_MAX = entries
+    _PARSED.clear()
+    _CONTROLS.clear()
+    _VIEWS.clear()
+
+
+def memo_sizes() -> tuple[int, int, int]:
+    """The entries held now by the parse memos (parsed clocks, time controls, view fields): for tests."""
+    return len(_PARSED), len(_CONTROLS), len(_VIEWS)
 
 
 def parse_clock(text: bytes | str) -> Clock:

@@ -4,7 +4,7 @@ Wake-up, then read. Every commit publishes the game's new version on the channel
 (server/lua/commit_move.lua). One subscriber connection per process is subscribed to the channel of every game
 watched here (SUBSCRIBE when a game gets its first watcher, UNSUBSCRIBE when its last one leaves); a notification
 (or the acknowledgement of a SUBSCRIBE) marks the game's feed for reading, and a few worker tasks read the new
-events with ``GameStore.events_since`` from the feed's cursor, over at most ``READ_SLOTS`` connections of the
+events with ``GameStore.events_since`` from the feed's cursor, over at most ``read_slots`` connections of the
 client's pool at a time, then hand each event to every watcher of the game. So the Redis connections of a process
 are the pool's (bounded) plus one, for 10 or 10,000 watched games.
 
@@ -24,12 +24,13 @@ check every ``check_s`` seconds pings the subscriber connection (cut when the pr
 reads every feed anyway; without a subscriber (Redis unreachable, or a connection kind it cannot open) the feeds
 are read every ``poll_s`` seconds instead.
 
-Bounded. A watcher holds at most ``QUEUE_LIMIT`` events and ``WATCHER_BYTES`` of payload not yet sent, and all
-watchers together ``TOTAL_BYTES``: a watcher over a limit is cut with RESOURCE_EXHAUSTED ``WATCHER_TOO_SLOW`` (it
-resumes from the last event it got, with no gap). Failures: a read that fails is tried again (``READ_ATTEMPTS``),
-then the game's watchers end with the error as it is (STORAGE_UNAVAILABLE, STORAGE_BUSY, ...); a subscriber
-connection that is lost and cannot be made again at once means Redis is unreachable: every watcher ends with
-STORAGE_UNAVAILABLE (and resumes later), and the subscriber keeps trying to reconnect by itself.
+Bounded. A watcher holds at most ``queue_limit`` events and ``watcher_bytes`` of payload not yet sent, and all
+watchers together ``total_bytes`` (the hub's ``watch``: server.settings ``WatchSettings``): a watcher over a
+limit is cut with RESOURCE_EXHAUSTED ``WATCHER_TOO_SLOW`` (it resumes from the last event it got, with no gap).
+Failures: a read that fails is tried again (``read_attempts``), then the game's watchers end with the error as it
+is (STORAGE_UNAVAILABLE, STORAGE_BUSY, ...); a subscriber connection that is lost and cannot be made again at
+once means Redis is unreachable: every watcher ends with STORAGE_UNAVAILABLE (and resumes later), and the
+subscriber keeps trying to reconnect by itself.
 
 Expiry. A watched game whose keys expire (``--idle-ttl``, ``--unplayed-ttl``) is noticed by ``server.expiry``
 (its PTTL says when to look; one pipelined look for all games due): its watchers end with ``GameGone``, which
@@ -55,7 +56,7 @@ from server.errors import ShuttingDown, TooMuch
 from server.expiry import ExpiryWatch, GameGone
 from server.hotpath import HotPath, resp
 from server.ports import StoredEvent
-from server.settings import DEFAULTS
+from server.settings import DEFAULTS, WatchSettings
 from server.storage_errors import StoreUnavailable
 from server.store import GameStore, refresh_slot_map
 
@@ -63,12 +64,6 @@ log = logging.getLogger("rummy_referee")
 
 Position = tuple[int, int]  # (version, index) of a stream entry
 
-BACKLOG_PAGE = DEFAULTS.watch.backlog_page
-READ_SLOTS = DEFAULTS.watch.read_slots  # (server.settings)
-READ_ATTEMPTS = DEFAULTS.watch.read_attempts  # (server.settings)
-QUEUE_LIMIT = DEFAULTS.watch.queue_limit  # events waiting to be sent to one watcher
-WATCHER_BYTES = DEFAULTS.watch.watcher_bytes  # payload bytes waiting to be sent to one watcher
-TOTAL_BYTES = DEFAULTS.watch.total_bytes  # payload bytes waiting to be sent to all watchers of the process
 _ITEM_OVERHEAD = 64  # bytes counted per queued event beyond its payload
 _SUBSCRIBE_CHUNK = 256  # channels per SUBSCRIBE command when (re)subscribing everything
 
@@ -172,8 +167,13 @@ class _Subscriber(asyncio.Protocol):
 class EventHub:
     """Follows the event streams of the games being watched through this server process."""
 
-    def __init__(self, store: GameStore, *, check_s: float = 5.0, poll_s: float = 0.5) -> None:
+    def __init__(
+        self, store: GameStore, *, check_s: float = 5.0, poll_s: float = 0.5, watch: WatchSettings = DEFAULTS.watch
+    ) -> None:
+        """``watch``: the queues' bounds, the reads' page, slots and attempts, and expiry watching (server.settings
+        ``WatchSettings``)."""
         self._store = store
+        self.watch = watch  # read where used: a test may replace it on a running hub
         self._check_s = check_s
         self._poll_s = poll_s
         self._feeds: dict[str, _Feed] = {}
@@ -191,7 +191,9 @@ class EventHub:
         self._no_streams = asyncio.Event()
         self._no_streams.set()
         self.subscriber_connects = 0  # connections made by the subscriber (tests and figures)
-        self._expiry = ExpiryWatch(store)  # watched games whose keys expire end their watchers (server.expiry)
+        self._expiry = ExpiryWatch(store, slack_s=watch.expiry_slack_s, max_look_s=watch.expiry_max_look_s,
+                                   retry_s=watch.expiry_retry_s, batch=watch.expiry_batch)  # fmt: skip
+        # watched games whose keys expire end their watchers (server.expiry)
 
     @contextlib.asynccontextmanager
     async def stream(self) -> AsyncIterator[None]:
@@ -229,11 +231,11 @@ class EventHub:
             # hands it every later one). None to read when the watcher starts at that cursor or later: the common
             # case of a watch from the current version.
             while last < cursor:
-                page = await self._read(game_id, last, BACKLOG_PAGE)
+                page = await self._read(game_id, last, self.watch.backlog_page)
                 for event in page:
                     last = (event.version, event.index)
                     yield event
-                if len(page) < BACKLOG_PAGE:
+                if len(page) < self.watch.backlog_page:
                     break
             while True:  # live
                 while watcher.items:
@@ -314,10 +316,11 @@ class EventHub:
         if watcher.error is not None:
             return
         size = len(event.payload) + _ITEM_OVERHEAD
+        watch = self.watch
         if (
-            len(watcher.items) >= QUEUE_LIMIT
-            or watcher.size + size > WATCHER_BYTES
-            or (watcher.items and self._buffered + size > TOTAL_BYTES)
+            len(watcher.items) >= watch.queue_limit
+            or watcher.size + size > watch.watcher_bytes
+            or (watcher.items and self._buffered + size > watch.total_bytes)
         ):
             # A watcher this far behind is cut off (it can resume from its last version): what it has not been
             # sent is dropped and it ends with the error, so what it did receive has no gap.
@@ -371,7 +374,7 @@ class EventHub:
                 feed.failures = 0
             except Exception as exc:
                 feed.failures += 1
-                if isinstance(exc, StoreUnavailable) and feed.failures < READ_ATTEMPTS:
+                if isinstance(exc, StoreUnavailable) and feed.failures < self.watch.read_attempts:
                     loop.call_later(0.1 * 2**feed.failures, self._wake, feed)
                 else:  # Redis keeps failing (UNAVAILABLE, its reason as it is), or a bug (INTERNAL)
                     self._fail(feed, exc)
@@ -382,7 +385,7 @@ class EventHub:
         """Hand every event after the feed's cursor to its watchers."""
         feed.read_at = asyncio.get_running_loop().time()
         while True:
-            page = await self._read(feed.game_id, feed.cursor, BACKLOG_PAGE)
+            page = await self._read(feed.game_id, feed.cursor, self.watch.backlog_page)
             if page and page[-1].version > feed.cursor[0]:  # a move: it set the game's expiry again
                 self._expiry.moved(feed.game_id)
             for event in page:
@@ -391,7 +394,7 @@ class EventHub:
                     feed.cursor = position
                     for watcher in list(feed.watchers):
                         self._offer(feed, watcher, event)
-            if len(page) < BACKLOG_PAGE:
+            if len(page) < self.watch.backlog_page:
                 return
 
     # ---------------------------------------------------------------------------------------- subscriber
@@ -400,8 +403,8 @@ class EventHub:
         if self._tasks:
             return
         self._dirty = asyncio.Queue()
-        self._slots = asyncio.Semaphore(READ_SLOTS)
-        self._tasks = [asyncio.ensure_future(self._worker()) for _ in range(READ_SLOTS)]
+        self._slots = asyncio.Semaphore(self.watch.read_slots)
+        self._tasks = [asyncio.ensure_future(self._worker()) for _ in range(self.watch.read_slots)]
         self._tasks.append(asyncio.ensure_future(self._safety_check()))
         self._tasks.append(asyncio.ensure_future(self._expiry.run(self._is_watched, self._gone)))
 

@@ -9,9 +9,9 @@ and also says when to look again: a move since the last look has pushed the expi
 looked at later. A game answered -2 (no key) is gone: its watchers get a last event and their streams end.
 
 A game is looked at first as soon as it gets its first watcher here (batched with the others), then at its
-expiry (plus ``SLACK_S``) but at least every ``MAX_LOOK_S``, and, when a move is seen, at the end of this
-process's idle time if that comes sooner; after a failed look, again in ``RETRY_S``. So a watched game that
-expires ends its watch streams within ``SLACK_S`` plus one round trip.
+expiry (plus ``slack_s``) but at least every ``max_look_s``, and, when a move is seen, at the end of this
+process's idle time if that comes sooner; after a failed look, again in ``retry_s``. So a watched game that
+expires ends its watch streams within ``slack_s`` plus one round trip (the settings' ``watch.expiry_*``).
 """
 
 from __future__ import annotations
@@ -48,9 +48,22 @@ class GameGone(Exception):
 class ExpiryWatch:
     """When to look at each watched game again, and the batched look."""
 
-    def __init__(self, store: GameStorage, *, slack_s: float = SLACK_S) -> None:
+    def __init__(
+        self,
+        store: GameStorage,
+        *,
+        slack_s: float = SLACK_S,
+        max_look_s: float = MAX_LOOK_S,
+        retry_s: float = RETRY_S,
+        batch: int = BATCH,
+    ) -> None:
+        """The settings' ``watch.expiry_*`` (server.settings): ``slack_s`` after a PTTL's end, at least every
+        ``max_look_s``, ``retry_s`` after a failed look, ``batch`` games per pipeline."""
         self._store = store
         self._slack_s = slack_s
+        self._max_look_s = max_look_s
+        self._retry_s = retry_s
+        self._batch = batch
         self._due: list[tuple[float, int, str]] = []  # (loop time, tie-breaker, game id)
         self._at: dict[str, float] = {}  # game id -> its entry's time in _due (older entries are stale)
         self._order = itertools.count()
@@ -80,7 +93,7 @@ class ExpiryWatch:
         while True:
             now = loop.time()
             batch: list[str] = []
-            while self._due and self._due[0][0] <= now and len(batch) < BATCH:
+            while self._due and self._due[0][0] <= now and len(batch) < self._batch:
                 at, _, game_id = heapq.heappop(self._due)
                 if self._at.get(game_id) != at:
                     continue  # rescheduled since
@@ -100,9 +113,9 @@ class ExpiryWatch:
         try:
             ttls = await self._store.time_left_ms(batch)
         except StoreUnavailable as exc:
-            log.info("expiry check of %d watched games failed (%s); again in %.0fs", len(batch), exc, RETRY_S)
+            log.info("expiry check of %d watched games failed (%s); again in %.0fs", len(batch), exc, self._retry_s)
             for game_id in batch:
-                self._schedule(game_id, loop.time() + RETRY_S)
+                self._schedule(game_id, loop.time() + self._retry_s)
             return
         now = loop.time()
         for game_id, ttl_ms in zip(batch, ttls, strict=True):
@@ -111,6 +124,6 @@ class ExpiryWatch:
             if ttl_ms is None:
                 gone(game_id)
             elif ttl_ms < 0:  # no expiry (now)
-                self._schedule(game_id, now + MAX_LOOK_S)
+                self._schedule(game_id, now + self._max_look_s)
             else:
-                self._schedule(game_id, now + min(ttl_ms / 1000 + self._slack_s, MAX_LOOK_S))
+                self._schedule(game_id, now + min(ttl_ms / 1000 + self._slack_s, self._max_look_s))

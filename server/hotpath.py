@@ -28,6 +28,8 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.connection import Connection, UnixDomainSocketConnection
 from redis.crc import key_slot
 
+from server.settings import DEFAULTS
+
 
 def resp(args: tuple[str | bytes | int, ...]) -> bytes:
     """One command in the Redis protocol (RESP): redis-py's general packer is several times slower, and this one
@@ -298,10 +300,13 @@ class HotPath:
             conn.abort(_Lost("the store is closing"))
 
 
-MAX_REDIRECTS = 5  # MOVED / ASK replies followed for one command (a slot moves once; more is a map in flux)
-_TRYAGAIN_S = 0.02  # first pause before a command refused with TRYAGAIN (a slot's keys half migrated) is sent again
-_REFRESH_GAP_S = 0.2  # slot map refreshes after a failure at most this often
-_SLOT_CACHE = 4096  # keys whose slot is remembered (the games in play)
+# the defaults of ClusterHotPath's parameters (server.settings StorageSettings.hot_*)
+MAX_REDIRECTS = DEFAULTS.storage.hot_max_redirects  # MOVED / ASK replies followed for one command (a slot moves
+# once; more is a map in flux)
+_TRYAGAIN_S = DEFAULTS.storage.hot_tryagain_s  # first pause before a command refused with TRYAGAIN (a slot's keys
+# half migrated) is sent again
+_REFRESH_GAP_S = DEFAULTS.storage.hot_refresh_gap_s  # slot map refreshes after a failure at most this often
+_SLOT_CACHE = DEFAULTS.storage.hot_slot_cache  # keys whose slot is remembered (the games in play)
 
 
 class ClusterHotPath:
@@ -317,12 +322,28 @@ class ClusterHotPath:
     still the single node's outcome (its commit id and fence settle a lost answer as on a standalone Redis).
 
     Failures are a standalone ``HotPath``'s (``NotSent``, ``ConnectionError``, ``TimeoutError``, error replies
-    such as ``CLUSTERDOWN``), and each starts a refresh of the slot map (at most one every ``_REFRESH_GAP_S``): after
-    a failover the promoted replica is found by the next command, not the next minute."""
+    such as ``CLUSTERDOWN``), and each starts a refresh of the slot map (at most one every ``refresh_gap_s``): after
+    a failover the promoted replica is found by the next command, not the next minute.
 
-    def __init__(self, client: RedisCluster, *, connect_timeout_s: float = 2.0) -> None:
+    ``max_redirects``, ``tryagain_s``, ``refresh_gap_s`` and ``slot_cache`` (keys whose slot is remembered) are
+    the settings' ``storage.hot_*`` (server.settings)."""
+
+    def __init__(
+        self,
+        client: RedisCluster,
+        *,
+        connect_timeout_s: float = 2.0,
+        max_redirects: int = MAX_REDIRECTS,
+        tryagain_s: float = _TRYAGAIN_S,
+        refresh_gap_s: float = _REFRESH_GAP_S,
+        slot_cache: int = _SLOT_CACHE,
+    ) -> None:
         self._client = client
         self._connect_timeout_s = connect_timeout_s
+        self.max_redirects = max_redirects
+        self._tryagain_s = tryagain_s
+        self._refresh_gap_s = refresh_gap_s
+        self.slot_cache = slot_cache
         self._paths: dict[str, HotPath] = {}  # by node name, host:port
         self._slots: dict[str | bytes, int] = {}
         self._refreshing: asyncio.Future[None] | None = None
@@ -344,7 +365,7 @@ class ClusterHotPath:
     def _slot(self, key: str | bytes) -> int:
         slot = self._slots.get(key)
         if slot is None:
-            if len(self._slots) >= _SLOT_CACHE:
+            if len(self._slots) >= self.slot_cache:
                 self._slots.clear()
             slot = self._slots[key] = key_slot(key if isinstance(key, bytes) else key.encode())
         return slot
@@ -379,8 +400,8 @@ class ClusterHotPath:
             except (rexc.RedisError, OSError, TimeoutError) as exc:
                 raise NotSent(f"no map of the cluster's slots: {exc}") from exc
         target: ClusterNode | None = None  # where an ASK sent the command (not in the map)
-        pause = _TRYAGAIN_S
-        for _ in range(MAX_REDIRECTS + 1):
+        pause = self._tryagain_s
+        for _ in range(self.max_redirects + 1):
             if until is not None:
                 wait_s = until - loop.time()
                 if wait_s <= 0:
@@ -422,7 +443,7 @@ class ClusterHotPath:
             except (rexc.ConnectionError, TimeoutError, OSError):
                 self._refresh()
                 raise
-        raise rexc.ClusterError(f"the command was redirected more than {MAX_REDIRECTS} times")
+        raise rexc.ClusterError(f"the command was redirected more than {self.max_redirects} times")
 
     async def call_pair(
         self,
@@ -451,7 +472,7 @@ class ClusterHotPath:
     def _refresh(self) -> None:
         """Read the cluster's slot map again, in the background (one refresh at a time, not too often)."""
         loop = asyncio.get_running_loop()
-        if self._refreshing is not None or loop.time() - self._refreshed_at < _REFRESH_GAP_S:
+        if self._refreshing is not None or loop.time() - self._refreshed_at < self._refresh_gap_s:
             return
         self._refreshed_at = loop.time()
         self._refreshing = asyncio.ensure_future(self._reinitialize())

@@ -11,7 +11,7 @@ slot, no game script can touch it; so it is written only where a round trip more
   answer does not wait for it).
 
 An ordinary move never touches the registry. The count is never below the real number of unfinished games; it can
-be above it, briefly, by games expired but not yet checked (each creation checks up to ``SWEEP_BATCH`` of them,
+be above it, briefly, by games expired but not yet checked (each creation checks up to ``sweep_batch`` of them,
 and a creation refused at the cap checks more first), or by a finished game whose release was lost to a Redis
 failure (checked again, and counted, until its finished-game time runs out).
 """
@@ -49,13 +49,26 @@ class Reservation:
 class OpenGames:
     """The registry of unfinished games in one Redis (or Redis Cluster), for a cap of ``cap`` games (0: none)."""
 
-    def __init__(self, client: RedisClient, cap: int, *, op_timeout_s: float = 5.0, key: str = REGISTRY_KEY) -> None:
+    def __init__(
+        self,
+        client: RedisClient,
+        cap: int,
+        *,
+        op_timeout_s: float = 5.0,
+        key: str = REGISTRY_KEY,
+        sweep_batch: int = SWEEP_BATCH,
+        sweeps_when_full: int = SWEEPS_WHEN_FULL,
+    ) -> None:
+        """``sweep_batch``: due entries checked by one creation; ``sweeps_when_full``: batches checked before a
+        creation at the cap is refused (the settings' ``limits.open_games_*``)."""
         if cap < 0:
             raise ValueError(f"the cap on open games is 0 (none) or more, not {cap}")
         self.client = client
         self.cap = cap
         self.key = key
         self.op_timeout_s = op_timeout_s
+        self.sweep_batch = sweep_batch
+        self.sweeps_when_full = max(1, sweeps_when_full)
         source = resources.files("server").joinpath("lua", "reserve_open_game.lua").read_text(encoding="utf-8")
         self._reserve = client.register_script(source)
         self._pending: set[asyncio.Task[None]] = set()
@@ -64,7 +77,7 @@ class OpenGames:
         """Register ``game_id`` (kept ``ttl_s`` seconds unless it gets moves; 0: for ever) before it is created, or
         raise TooMuch("TOO_MANY_OPEN_GAMES") with a retry delay when the registry is at the cap. ``exempt`` (the
         organizer): registered whatever the count."""
-        for _ in range(SWEEPS_WHEN_FULL):
+        for _ in range(self.sweeps_when_full):
             registered, now_ms, earliest, due = await self._try(game_id, ttl_s, 0 if exempt else self.cap)
             if due:
                 await self._check_due(due, now_ms)
@@ -98,7 +111,7 @@ class OpenGames:
 
     async def _try(self, game_id: str, ttl_s: int, cap: int) -> tuple[bool, int, float, list[str]]:
         async with _redis_errors(self.op_timeout_s):
-            reply: Any = await self._reserve(keys=[self.key], args=[game_id, ttl_s * 1000, cap, SWEEP_BATCH])
+            reply: Any = await self._reserve(keys=[self.key], args=[game_id, ttl_s * 1000, cap, self.sweep_batch])
         earliest = float(reply[2]) if reply[2] else math.inf
         due = [m.decode() if isinstance(m, bytes) else str(m) for m in reply[3:]]
         return bool(reply[0]), int(reply[1]), earliest, due

@@ -70,6 +70,7 @@ from server.model import (
 from server.open_games import OpenGames, release_quietly
 from server.ports import EventFeed, GameStorage, Position, StoredEvent, StoredGame
 from server.ports import after_version as position_after
+from server.settings import DEFAULTS, WatchSettings
 from server.storage_errors import CommitOutcomeUnknown, StoreUnavailable
 
 log = logging.getLogger("rummy_referee")
@@ -164,20 +165,28 @@ class Referee:
         max_open_games: int = 100_000,
         states: StateCache | None = None,
         bot_seats: BotSeats | None = None,
+        watch: WatchSettings = DEFAULTS.watch,
+        delayed_games: int = DEFAULTS.caches.delayed_games,
+        open_games_sweep_batch: int = DEFAULTS.limits.open_games_sweep_batch,
+        open_games_sweeps_when_full: int = DEFAULTS.limits.open_games_sweeps_when_full,
     ) -> None:
         """``max_open_games``: the cap on unfinished games, shared in Redis by the referees using it (0: none);
         ``states``: the cache of parsed states (bounded by games and bytes; default ``StateCache()``);
-        ``bot_seats``: the registry of house-bot seats (default: in the store's Redis)."""
+        ``bot_seats``: the registry of house-bot seats (default: in the store's Redis); ``watch``: the event hub's
+        settings (when no ``hub`` is given); ``delayed_games``: games whose last rebuilt state is kept for delayed
+        spectators; ``open_games_*``: the registry's sweeps (server.open_games)."""
         self.store = store
         self.open_games = (
-            OpenGames(store.client, max_open_games, op_timeout_s=store.op_timeout_s) if max_open_games else None
-        )
-        self.hub: EventFeed = hub or EventHub(store)  # type: ignore[arg-type]  # (EventHub: the Redis adapter's)
+            OpenGames(store.client, max_open_games, op_timeout_s=store.op_timeout_s,
+                      sweep_batch=open_games_sweep_batch, sweeps_when_full=open_games_sweeps_when_full)
+            if max_open_games else None
+        )  # fmt: skip
+        self.hub: EventFeed = hub or EventHub(store, watch=watch)  # type: ignore[arg-type]  # (the Redis adapter's)
         self._organizer_hash = token_hash(organizer_token) if organizer_token else None
         self._max_attempts = max_attempts
-        self._states = states or StateCache()
+        self._states = states if states is not None else StateCache()  # (an empty cache is falsy)
         self.tallies = Tallies()
-        self._delayed = DelayedStates(store.log_entries)  # the spectators' views of games with a delay
+        self._delayed = DelayedStates(store.log_entries, delayed_games)  # the spectators' views of games with a delay
         self.bot_seats = bot_seats or BotSeats(store.client, op_timeout_s=store.op_timeout_s)
         #: Called after a game with house-bot seats is created (this process's bot host looks at once).
         self.on_bot_seats: Callable[[], None] | None = None

@@ -5,10 +5,11 @@
 hand it to the one factory that wires the referee (server.app ``build_referee``), so tests run the production
 wiring.
 
-The modules keep their old constant names (``server.store.STORAGE_TIMEOUT_S``, ``server.events.QUEUE_LIMIT``, ...)
-as reads of ``DEFAULTS`` here: this module is the one place these values are written. Fields marked
-*(module default)* are read by their modules at import, not passed by the factory: a ``Settings`` that changes
-them changes nothing yet (there is no flag for them either).
+Every field reaches the object that uses it through the factory (constructor parameters; the clocks' and memos'
+process-wide tables by their ``configure``): a ``Settings`` built with other values is the referee that runs
+(tests/server/test_settings.py shows each). Some modules keep their old constant names
+(``server.store.STORAGE_TIMEOUT_S``, ...) as reads of ``DEFAULTS``, the defaults of their parameters only: this
+module is the one place these values are written. Fields without a ``serve`` flag are marked *(no flag)*.
 
 This module imports nothing of the referee's (every other server module may import it).
 """
@@ -34,10 +35,14 @@ class StorageSettings:
     timeout_s: float = 1.0  # one storage operation (``--storage-timeout``)
     wait_replicas: int = 0  # replicas a commit waits for (Redis WAIT; ``--wait-replicas``)
     wait_timeout_s: float = 1.0  # how long it waits for them (``--wait-replicas-timeout``)
-    settle_read_s: float = 1.0  # the most a lost commit's check read waits (module default)
+    settle_read_s: float = 1.0  # the most a lost commit's check read waits (no flag)
     pool_max_connections: int = 6  # redis-py's pool (the hot path's connection and the subscriber are apart)
-    pool_timeout_s: float = 1.0  # a command waits this long for a connection of a full pool (and, as module
-    # default, in the background tasks' own pools)
+    pool_timeout_s: float = 1.0  # a command waits this long for a connection of a full pool (and in the
+    # background tasks' own pools; no flag)
+    hot_max_redirects: int = 5  # MOVED / ASK replies a hot-path command follows on a cluster (server.hotpath)
+    hot_tryagain_s: float = 0.02  # first pause before a command refused with TRYAGAIN is sent again (no flag)
+    hot_refresh_gap_s: float = 0.2  # the hot path refreshes the cluster's slot map at most this often (no flag)
+    hot_slot_cache: int = 4096  # keys whose slot the hot path remembers (no flag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +63,14 @@ class CacheSettings:
     state_mib: float = 32.0  # their estimated MiB (``--state-cache-mib``)
     memo_entries: int = 4096  # each memo table (server.memo; ``--memo-entries``), times its share
     memo_mib: float = 4.0  # each memo table's estimated MiB (``--memo-mib``), times its share
-    delayed_games: int = 1024  # games whose last rebuilt state is kept for delayed spectators (module default)
-    clock_memo_entries: int = 4096  # each of server.clocks's parse memos (module default)
+    delayed_games: int = 1024  # games whose last rebuilt state is kept for delayed spectators (no flag)
+    clock_memo_entries: int = 4096  # each of server.clocks's parse memos (no flag)
 
 
 @dataclass(frozen=True, slots=True)
 class WatchSettings:
-    """WatchGame: the event hub's queues and reads (server.events) and expiry watching (server.expiry); module
-    defaults all."""
+    """WatchGame: the event hub's queues and reads (server.events) and expiry watching (server.expiry); no
+    flags."""
 
     backlog_page: int = 500  # events read at once for a watcher catching up
     read_slots: int = 4  # reads of the event log in flight at once
@@ -92,8 +97,8 @@ class NetworkSettings:
     max_connection_age_s: float = 300.0  # clients are asked (GOAWAY) to reconnect after this long (0: never)
     max_connection_age_grace_s: float = 30.0  # the calls in flight then get this long
     grace_s: float = 10.0  # calls in flight get this long to finish at shutdown (``--grace``)
-    health_interval_s: float = 0.5  # between two pings of Redis for the health service (module default)
-    health_ping_timeout_s: float = 1.0  # one such ping (module default)
+    health_interval_s: float = 0.5  # between two pings of Redis for the health service (no flag)
+    health_ping_timeout_s: float = 1.0  # one such ping (no flag)
     metrics_port: int | None = None  # Prometheus (None: off; 0: any free port)
     log_format: str = "text"  # or "json" (server.logs.FORMATS)
     tls_cert: Path | None = None
@@ -110,8 +115,8 @@ class LimitSettings:
     games_per_minute: float = 60.0  # CreateGame per peer and per token (the organizer's exempt)
     max_peers: int = 16384  # peers (and tokens) remembered by each limit
     max_open_games: int = 100_000  # unfinished games in Redis, across the referees sharing it (0: no cap)
-    open_games_sweep_batch: int = 128  # due entries of the open-games registry checked by one creation (module)
-    open_games_sweeps_when_full: int = 8  # batches checked before a creation at the cap is refused (module)
+    open_games_sweep_batch: int = 128  # due entries of the open-games registry checked by one creation (no flag)
+    open_games_sweeps_when_full: int = 8  # batches checked before a creation at the cap is refused (no flag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,5 +155,5 @@ class Settings:
     bots: BotSettings = field(default_factory=BotSettings)
 
 
-#: `serve` with no flags; the modules' constants are reads of it.
+#: `serve` with no flags; the modules' constants (their parameters' defaults) are reads of it.
 DEFAULTS = Settings()

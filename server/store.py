@@ -325,6 +325,12 @@ class GameStore:
         unplayed_ttl_s: int = DEFAULTS.retention.unplayed_ttl_s,
         wait_replicas: int = DEFAULTS.storage.wait_replicas,
         wait_timeout_s: float = WAIT_TIMEOUT_S,
+        settle_read_s: float = SETTLE_READ_S,
+        background_pool_timeout_s: float = POOL_TIMEOUT_S,
+        hot_max_redirects: int = DEFAULTS.storage.hot_max_redirects,
+        hot_tryagain_s: float = DEFAULTS.storage.hot_tryagain_s,
+        hot_refresh_gap_s: float = DEFAULTS.storage.hot_refresh_gap_s,
+        hot_slot_cache: int = DEFAULTS.storage.hot_slot_cache,
     ) -> None:
         """``finished_ttl_s``: how long a finished game is kept; ``idle_ttl_s``: how long an unfinished game is kept
         after its last move; ``unplayed_ttl_s``: how long a new game is kept if no move comes (the first move gives
@@ -333,7 +339,9 @@ class GameStore:
         ``op_timeout_s``: the storage timeout, the longest any operation waits for Redis (less when the caller's
         deadline comes first: ``server.deadlines``). ``wait_replicas``: a move (or a creation) is answered as done
         only once that many replicas of the game's node acknowledge it (Redis ``WAIT``, at most
-        ``wait_timeout_s``): ``GameStore.wait_replicated``."""
+        ``wait_timeout_s``): ``GameStore.wait_replicated``. ``settle_read_s``: the most a lost commit's check read
+        waits; ``background_pool_timeout_s``: a background task's own pool's wait for a connection (``own_client``);
+        ``hot_*``: the cluster hot path's (server.hotpath ``ClusterHotPath``)."""
         if not 0 < op_timeout_s <= 3600:
             raise ValueError(f"the storage timeout is more than 0 and at most 3600 seconds, not {op_timeout_s}")
         for ttl in (finished_ttl_s, idle_ttl_s, unplayed_ttl_s, idem_ttl_s):
@@ -345,9 +353,12 @@ class GameStore:
         self.unplayed_ttl_s = unplayed_ttl_s
         self.idem_ttl_s = idem_ttl_s
         self.op_timeout_s = op_timeout_s
+        self.settle_read_s = settle_read_s
+        self.background_pool_timeout_s = background_pool_timeout_s
         self._create = client.register_script(_script("create_game.lua"))
         self._commit = client.register_script(_script("commit_move.lua"))
-        self._hot = _hot_path(client)
+        self._hot = _hot_path(client, max_redirects=hot_max_redirects, tryagain_s=hot_tryagain_s,
+                              refresh_gap_s=hot_refresh_gap_s, slot_cache=hot_slot_cache)  # fmt: skip
         # on a cluster the other single-key reads (the event log's, mostly) take the pipelined connections too:
         # one connection per master, however many watch streams open at once (redis-py's cluster pools are unbounded)
         self._hot_reads = isinstance(self._hot, ClusterHotPath)
@@ -622,7 +633,8 @@ class GameStore:
         await asyncio.sleep(max(0.0, fence + self._clock_error + 0.01 - time.time()))
         try:
             left = deadlines.remaining()
-            read_s = min(SETTLE_READ_S, self.op_timeout_s, max(left, deadlines.MIN_BUDGET_S) if left else SETTLE_READ_S)
+            settle_s = self.settle_read_s
+            read_s = min(settle_s, self.op_timeout_s, max(left, deadlines.MIN_BUDGET_S) if left else settle_s)
             async with _redis_errors(read_s):
                 version, last_commit = await self.client.hmget(game_key(game_id), ["version", "commit"])
         except StoreUnavailable as exc:
@@ -694,7 +706,7 @@ class GameStore:
         """The outcome of a join whose answer did not come: read once its fence has passed in Redis's clock."""
         await asyncio.sleep(max(0.0, fence + self._clock_error + 0.01 - time.time()))
         try:
-            async with _redis_errors(min(SETTLE_READ_S, self.op_timeout_s)):
+            async with _redis_errors(min(self.settle_read_s, self.op_timeout_s)):
                 meta: Any = await self.client.hget(game_key(game_id), "meta")
         except StoreUnavailable as exc:
             raise CommitOutcomeUnknown(f"the join's outcome is unknown: {cause}") from exc
@@ -762,7 +774,7 @@ class GameStore:
             return self.client
         pool = self.client.connection_pool
         own = _BoundedPool(connection_class=pool.connection_class, max_connections=max_connections,
-                           timeout=POOL_TIMEOUT_S, **pool.connection_kwargs)  # fmt: skip
+                           timeout=self.background_pool_timeout_s, **pool.connection_kwargs)  # fmt: skip
         return aioredis.Redis.from_pool(own)
 
     async def events_since(self, game_id: str, after: Position, count: int | None = None) -> list[StoredEvent]:
@@ -909,14 +921,17 @@ def _decoded(raw: bytes) -> LogEntry:
         raise RuntimeError(str(exc)) from exc
 
 
-def _hot_path(client: RedisClient) -> HotPath | ClusterHotPath | None:
+def _hot_path(
+    client: RedisClient, *, max_redirects: int, tryagain_s: float, refresh_gap_s: float, slot_cache: int
+) -> HotPath | ClusterHotPath | None:
     """The pipelined path of the two hot commands, for a standalone Redis or a Redis Cluster (one connection per
-    master) it can connect to by itself."""
+    master, with the cluster's settings given) it can connect to by itself."""
     if isinstance(client, RedisCluster):
         if not ClusterHotPath.supports(client):
             return None
         timeout_s = client.nodes_manager.connection_kwargs.get("socket_connect_timeout") or 2.0
-        return ClusterHotPath(client, connect_timeout_s=timeout_s)
+        return ClusterHotPath(client, connect_timeout_s=timeout_s, max_redirects=max_redirects,
+                              tryagain_s=tryagain_s, refresh_gap_s=refresh_gap_s, slot_cache=slot_cache)  # fmt: skip
     if not isinstance(client, aioredis.Redis):
         return None
     pool = client.connection_pool

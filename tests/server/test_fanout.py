@@ -6,6 +6,7 @@ Real referees, real redis-servers, real sockets."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import random
@@ -24,7 +25,6 @@ import redis
 
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from server import events
 from server.errors import TooMuch
 from server.events import EventHub
 from server.limits import Limits
@@ -186,14 +186,15 @@ def test_the_last_watcher_leaving_unsubscribes(redis_server: RedisProcess, refer
         admin.close()
 
 
-@pytest.mark.parametrize(("limit", "value"), [("QUEUE_LIMIT", 3), ("WATCHER_BYTES", 800), ("TOTAL_BYTES", 800)])
+@pytest.mark.parametrize(("limit", "value"), [("queue_limit", 3), ("watcher_bytes", 800), ("total_bytes", 800)])
 def test_a_watcher_too_slow_is_cut_and_resumes_without_a_gap(
     monkeypatch: pytest.MonkeyPatch, referee_server: ServerThread, client: Client, limit: str, value: int
 ) -> None:
     """A follower that takes nothing while the game goes on is cut once it holds too many events, too many bytes,
     or the process's watchers together too many bytes (RESOURCE_EXHAUSTED WATCHER_TOO_SLOW); what it did get is
     the start of the log, and a watch resumed from there gets the rest."""
-    monkeypatch.setattr(events, limit, value)
+    hub = _hub(referee_server)
+    monkeypatch.setattr(hub, "watch", dataclasses.replace(hub.watch, **{limit: value}))
     cut_and_resumed(referee_server, client, 51)
 
 

@@ -5,6 +5,7 @@ pid. And a slow watcher on the cluster: cut (WATCHER_TOO_SLOW) and resumed witho
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -13,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from server import events
 from server.redis_cluster import LocalCluster
 from tests.server.refkit import Client, ServerThread
-from tests.server.test_fanout import cut_and_resumed
+from tests.server.test_fanout import _hub, cut_and_resumed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,8 +50,9 @@ def cluster_referee(redis_cluster: LocalCluster) -> Iterator[tuple[ServerThread,
 def test_a_slow_watcher_on_the_cluster_is_cut_and_resumes_without_a_gap(
     monkeypatch: pytest.MonkeyPatch, cluster_referee: tuple[ServerThread, Client]
 ) -> None:
-    """As tests/server/test_fanout.py's, on the cluster: a follower that takes nothing holds at most QUEUE_LIMIT
+    """As tests/server/test_fanout.py's, on the cluster: a follower that takes nothing holds at most its queue_limit
     events, is cut with WATCHER_TOO_SLOW, and a watch resumed from its last event gets the rest of the log."""
     server, client = cluster_referee
-    monkeypatch.setattr(events, "QUEUE_LIMIT", 3)
+    hub = _hub(server)
+    monkeypatch.setattr(hub, "watch", dataclasses.replace(hub.watch, queue_limit=3))
     cut_and_resumed(server, client, 61)

@@ -334,7 +334,7 @@ EXEMPT: dict[str, str] = {
     "VERSION_CONFLICT": "needs another commit to land between this move's load and its commit (one pipelined round "
                         "trip): a race no test can place without a hook inside the server",
     "CONTENDED": "needs that same race lost 8 times in a row",
-    "WATCHER_TOO_SLOW": "needs a watcher thousands of events behind (server.events.QUEUE_LIMIT): provoked in "
+    "WATCHER_TOO_SLOW": "needs a watcher thousands of events behind (the settings' watch.queue_limit): provoked in "
                         "tests/server/test_fanout.py",
     "RATE_LIMITED": "needs a referee with low limits (this one has the test kit's high ones): provoked in "
                     "tests/server/test_limits.py",
