@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import random
+import signal
 import socket
 import threading
 import traceback
@@ -108,7 +109,7 @@ def test_calls_spread_over_three_referees_and_one_stopped_costs_no_move(referees
         halfway.wait(120)
         served = [moves_served(r) - b for r, b in zip(referees, before, strict=True)]
         assert all(n > 0 for n in served), f"moves served by each referee: {served}"
-        referees[0].process.terminate()  # SIGTERM, by pid: NOT_SERVING, calls in flight finish, the port closes
+        referees[0].process.signal(signal.SIGTERM)  # by pid: NOT_SERVING, calls in flight finish, the port closes
         stopped.set()
         for thread in threads:
             thread.join(120)
