@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NotRequired, TypeAlias, TypedDict
+from typing import NotRequired, TypeAlias, TypedDict
 
 import engine
 from engine.deal import DealDict
 from engine.events import EventDict
-from server.clocks import TimeControlDict
+from server.clocks import TimeControl, TimeControlDict
 from server.delay import NO_DELAY, DelayDict, SpectatorDelay
+from wire.values import OptionValue
 from wire.views import GameViewDict, SeatDict
 
 
@@ -31,13 +32,13 @@ class GameSpec:
     """Everything CreateGame asks for. ``presets`` and ``seed`` are organizer-only."""
 
     profile: str
-    overrides: dict[str, Any]
+    overrides: dict[str, OptionValue]
     seats: tuple[SeatSpec, ...]
     allow_spectators: bool = False
     presets: tuple[engine.Deal, ...] = field(default=())
     seed: bytes | None = None
     spectator_delay: SpectatorDelay = NO_DELAY
-    time_control: Any = None  # server.clocks.TimeControl, None: no time control
+    time_control: TimeControl | None = None  # None: no time control
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,7 @@ class SettingsDict(TypedDict):
     the seed (hex) and the preset deals."""
 
     profile: str
-    options: dict[str, Any]  # engine.Rules.to_dict: option name -> bool, int or str (wire.OptionValue)
+    options: dict[str, OptionValue]  # engine.Rules.to_dict: every option's value
     seats: Sequence[SeatDict]
     spectators: bool
     organizer_deals: bool
