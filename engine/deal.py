@@ -13,10 +13,20 @@ import secrets
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TypedDict
 
 from engine.cards import DECK_SIZE, card_text
 from engine.errors import InvalidDealError
 from engine.options import Rules
+
+
+class DealDict(TypedDict):
+    """``Deal.to_dict``: a deal with card texts (GetReplay's settings show the preset deals so)."""
+
+    dealer: int
+    hands: list[list[str]]
+    upcard: str
+    stock: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +38,7 @@ class Deal:
     upcard: int
     stock: tuple[int, ...]
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self) -> DealDict:
         """JSON-able form with card texts."""
         return {
             "dealer": self.dealer,

@@ -13,6 +13,10 @@ messages (proto/rummy/v1/game.proto, ``Event.payload``) have exactly these field
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+
+if TYPE_CHECKING:
+    from engine.views import ClockDict, MeldDict
 
 
 class EventKind(StrEnum):
@@ -80,3 +84,72 @@ SECRET_FIELDS: dict[EventKind, frozenset[str]] = {
     EventKind.DREW: frozenset(("card",)),  # from the stock: the drawer
     EventKind.RESTOCKED: frozenset(("stock",)),  # the referee alone
 }
+
+
+class EventDict(TypedDict):
+    """An event as one viewer may see it (``engine.event_for``): ``kind``, ``seat`` (-1: none) and the kind's
+    fields (``PUBLIC_FIELDS``, and ``SECRET_FIELDS`` where the viewer may see them); the referee adds ``version``
+    and ``index`` (the event's position in the game's log) and the clock events' ``clocks`` and ``deadline_ms``.
+    One dict type for every kind, each field NotRequired: what a kind has is ``PUBLIC_FIELDS[kind]``. Hand and
+    match results (hand_ended, match_ended) are the engine's result dicts (typed: ``engine.results``)."""
+
+    kind: str
+    seat: int
+    version: NotRequired[int]
+    index: NotRequired[int]
+    # hand_started (and resigned: hand_no, phase)
+    hand_no: NotRequired[int]
+    dealer: NotRequired[int]
+    upcard: NotRequired[str | None]
+    stock_size: NotRequired[int]
+    hand_sizes: NotRequired[list[int]]
+    knock_limit: NotRequired[int | None]
+    to_act: NotRequired[int]
+    phase: NotRequired[str]
+    # dealt, drew, passed, discarded, laid_off, restocked
+    count: NotRequired[int]
+    cards: NotRequired[list[str]]
+    source: NotRequired[str]
+    card: NotRequired[str]
+    mode: NotRequired[str]
+    stock: NotRequired[list[str]]
+    # knocked, big_gin, melded, laid_off, declared
+    discard: NotRequired[str]
+    gin: NotRequired[bool]
+    deadwood: NotRequired[int]
+    melds: NotRequired[list[MeldDict]]
+    deadwood_cards: NotRequired[list[str]]
+    meld: NotRequired[MeldDict]
+    meld_id: NotRequired[int]
+    # hand_ended: the hand's result
+    reason: NotRequired[str]
+    winner: NotRequired[int | None]
+    points: NotRequired[Any]
+    hands: NotRequired[list[list[str]]]
+    hand_values: NotRequired[list[int]]
+    scores: NotRequired[list[int]]
+    games_entered: NotRequired[Any]
+    games: NotRequired[Any]  # hand_ended: each game's points; match_ended: each game's breakdown
+    knocker: NotRequired[int]
+    knocker_deadwood: NotRequired[int]
+    defender_deadwood: NotRequired[int]
+    going_rummy: NotRequired[bool]
+    resigned: NotRequired[int | None]
+    lost_on_time: NotRequired[int | None]
+    # match_ended: the match's result
+    totals: NotRequired[list[int]]
+    winners: NotRequired[list[int]]
+    detail: NotRequired[Any]
+    ended: NotRequired[str]
+    seat_ends: NotRequired[list[str]]
+    # clock_stopped, clock_started, timed_out, auto_moved (the referee's)
+    spent_ms: NotRequired[int]
+    remaining_ms: NotRequired[int]
+    at_ms: NotRequired[int]
+    started_ms: NotRequired[int]
+    deadline_ms: NotRequired[int]
+    clocks: NotRequired[list[ClockDict]]
+    policy: NotRequired[str]
+    forfeit: NotRequired[bool]
+    move: NotRequired[dict[str, Any]]
+    auto_moves: NotRequired[int]

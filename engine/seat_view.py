@@ -1,6 +1,7 @@
 """The typed view: what one seat may see of a game as a frozen value, cards as text. It is the value bots receive
 (``clients.view`` re-exports it): ``typed_view(state, seat)`` builds it off a state, ``View.from_engine`` off
-``view(state, seat)`` and the rules' dict, and the SDK the same value off the referee's GameView (``wire``).
+``view(state, seat)`` and the rules' dict, and ``wire.typed_view_from_proto`` (the SDK's) the same value off the
+referee's GameView.
 
 Card texts are RULES.md's (``"TD"``, ``"AS"``); ``card_int``, ``card_mask`` and ``card_texts`` turn them into
 engine cards (``suit * 13 + rank``) and masks for the analysis functions.
@@ -12,14 +13,12 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.cards import CARD_TEXTS, cards_of, parse_card
 from engine.state import GameState
+from engine.views import ClockDict, ViewDict
 from engine.views import view as engine_view
-
-if TYPE_CHECKING:
-    from rummy_pb.rummy.v1.game_pb2 import GameView
 
 _CARD_OF_TEXT: dict[str, int] = {t: c for c, t in enumerate(CARD_TEXTS)}
 
@@ -89,14 +88,14 @@ class SeatClock:
     auto_moves: int = 0
 
     @staticmethod
-    def from_dict(d: Mapping[str, Any]) -> SeatClock:
+    def from_dict(d: ClockDict) -> SeatClock:
         """From the view dict's ``clocks`` entry (``remaining_ms`` in ms)."""
         started, due = d.get("started_ms"), d.get("deadline_ms")
         return SeatClock(int(d["seat"]), int(d["remaining_ms"]) / 1000, bool(d.get("running")),
                          None if started is None else int(started), None if due is None else int(due),
                          int(d.get("auto_moves", 0)))  # fmt: skip
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ClockDict:
         """The view dict's ``clocks`` entry."""
         return {
             "seat": self.seat, "remaining_ms": round(self.remaining * 1000), "running": self.running,
@@ -156,10 +155,11 @@ class View:
         return max(0.0, self.deadline_ms / 1000 - (time.time() if now is None else now))
 
     @staticmethod
-    def from_engine(view: Mapping[str, Any], rules: Mapping[str, Any]) -> View:
+    def from_engine(view: ViewDict, rules: Mapping[str, Any]) -> View:
         """Build from ``engine.view(state, seat)`` and ``state.rules.to_dict()``."""
         knock = view.get("knock")
         known = {"last_hand", "result", "boxes", "hands_played", "games", "game_boxes", "games_ended"}
+        fields: Mapping[str, Any] = view  # (the ``known`` ones, by name)
         return View(
             game=str(view["game"]),
             seat=int(view["viewer"]),
@@ -192,22 +192,12 @@ class View:
             rules=MappingProxyType(dict(rules)),
             players=int(rules["players"]),
             turns=int(view.get("turns", 0)),
-            extra=MappingProxyType({k: view[k] for k in known if k in view}),
+            extra=MappingProxyType({k: fields[k] for k in known if k in fields}),
             clocks=tuple(SeatClock.from_dict(c) for c in view.get("clocks", ())),
-            deadline_ms=None if view.get("deadline_ms") is None else int(view["deadline_ms"]),
+            deadline_ms=None if (due := view.get("deadline_ms")) is None else int(due),
         )
 
-    @staticmethod
-    def from_proto(view: GameView, rules: Mapping[str, Any] | None = None) -> View:
-        """Build from the service's GameView message and the game's options (``GetGame``'s settings; without
-        them only ``game`` and ``players`` are known). The wire codec reads the message (``wire`` imports the
-        engine, so it is imported here, when a message is read: the engine itself needs no protobuf)."""
-        from wire.views import view_from_proto
-
-        d = view_from_proto(view, legal=False)
-        return View.from_engine(d, rules if rules is not None else {"game": d["game"], "players": len(view.seats)})
-
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ViewDict:
         """The engine-view-shaped dict this value was built from (``from_engine`` reads it back)."""
         d: dict[str, Any] = {
             "game": self.game,
@@ -251,7 +241,7 @@ class View:
                     "deadwood_cards": list(self.knock.deadwood_cards),
                 }
             )
-        return d
+        return d  # type: ignore[return-value]  # a ViewDict (with the ``extra`` keys it was built from)
 
     # ------------------------------------------------------------------------------------- engine masks
 

@@ -9,12 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from engine.cards import FULL_DECK, card_text, cards_of
 from engine.deal import Deal
 from engine.errors import InvariantError
 from engine.options import Rules
+
+if TYPE_CHECKING:
+    from engine.events import EventDict
+    from engine.views import MeldDict
 
 
 class Phase(StrEnum):
@@ -60,7 +64,7 @@ class TableMeld:
     cards: int
     layoffs: tuple[tuple[int, int], ...] = ()  # (card, seat)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MeldDict:
         """JSON-able form, cards as text."""
         return {
             "id": self.id,
@@ -105,12 +109,12 @@ class Event(NamedTuple):
 new_event = tuple.__new__
 
 
-def event_for(event: Event, viewer: int) -> dict[str, Any]:
+def event_for(event: Event, viewer: int) -> EventDict:
     """What ``viewer`` (a seat, SPECTATOR or REFEREE) may see of an event."""
     d: dict[str, Any] = {"kind": event.kind, "seat": event.seat, **event.public}
     if event.secret is not None and (viewer == REFEREE or (viewer >= 0 and viewer == event.secret_for)):
         d.update(event.secret)
-    return d
+    return d  # type: ignore[return-value]  # an EventDict: the kind's fields (engine.events)
 
 
 class GameState:

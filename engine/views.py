@@ -7,7 +7,7 @@ every hand once a hand has ended (``last_hand``). A seat: also its own hand. The
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from engine.cards import CARD_TEXTS, card_text, cards_of
 from engine.state import REFEREE, SPECTATOR, GameState
@@ -15,15 +15,90 @@ from engine.state import REFEREE, SPECTATOR, GameState
 _TEXT = CARD_TEXTS.__getitem__  # card_text without a Python call per card: views are on the referee's hot path
 
 
+class LayoffDict(TypedDict):
+    """A card laid off on a table meld, and by whom."""
+
+    card: str
+    seat: int
+
+
+class MeldDict(TypedDict):
+    """A table meld (``TableMeld.to_dict``): cards as text in table order, laid-off cards included."""
+
+    id: int
+    owner: int
+    kind: str
+    cards: list[str]
+    layoffs: list[LayoffDict]
+
+
+class KnockDict(TypedDict):
+    """Gin, after a knock: who knocked, with what deadwood, and the knocker's (face up) deadwood cards."""
+
+    knocker: int
+    deadwood: int
+    deadwood_cards: list[str]
+
+
+class ClockDict(TypedDict):
+    """One seat's clock in a view or a clock event (the referee's, with a time control; GameView.clocks)."""
+
+    seat: int
+    remaining_ms: int
+    running: bool
+    auto_moves: int
+    started_ms: NotRequired[int | None]  # while running (read off the wire: None when not)
+    deadline_ms: NotRequired[int | None]
+
+
+class ViewDict(TypedDict):
+    """What ``view`` gives (and ``View.to_dict``): the keys every view has, and NotRequired those only some games
+    or viewers have. Results are the engine's result dicts (typed: ``engine.results``)."""
+
+    game: str
+    viewer: int
+    phase: str
+    to_act: int
+    dealer: int
+    hand_no: int
+    hand_sizes: list[int]
+    known_cards: list[list[str]]
+    melds: list[MeldDict]
+    discard_pile: list[str]
+    stock_size: int
+    taken_card: str | None
+    turns: int
+    scores: list[int]
+    boxes: list[int]
+    hands_played: int
+    last_hand: dict[str, Any] | None
+    result: dict[str, Any] | None
+    # Gin
+    upcard: NotRequired[str | None]
+    knock_limit: NotRequired[int | None]
+    knock: NotRequired[KnockDict | None]
+    # Hollywood
+    games: NotRequired[list[list[int]]]
+    game_boxes: NotRequired[list[list[int]]]
+    games_ended: NotRequired[list[bool]]
+    # the referee: every hand and the stock; a seat: its own hand
+    hands: NotRequired[list[list[str]]]
+    stock: NotRequired[list[str]]
+    hand: NotRequired[list[str]]
+    # a game with a time control (the referee adds them: never ``view``'s)
+    clocks: NotRequired[list[ClockDict]]
+    deadline_ms: NotRequired[int | None]
+
+
 def _cards(mask: int) -> list[str]:
     return list(map(_TEXT, cards_of(mask)))
 
 
-def view(state: GameState, viewer: int) -> dict[str, Any]:
+def view(state: GameState, viewer: int) -> ViewDict:
     """The JSON-able view of ``viewer``: a seat number, SPECTATOR or REFEREE."""
     s = state
     r = s.rules
-    v: dict[str, Any] = {
+    v: ViewDict = {
         "game": r.game,
         "viewer": viewer,
         "phase": s.phase,

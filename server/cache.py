@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -16,11 +16,12 @@ import engine
 from server.memo import MIB, Memo, frozen_mapping
 from server.ports import StoredGame
 from server.settings import DEFAULTS
+from wire.views import SeatDict
 
 #: Values of the memos below are read-only (server.memo.freeze): they are shared by every caller of a game's meta.
 _META: Memo[bytes, Mapping[str, Any]] = Memo("parsed_meta")
 _CONFIGS: Memo[bytes, engine.Config] = Memo("parsed_config", share=2.0)
-_PUBLIC_SEATS: Memo[bytes, tuple[Mapping[str, Any], ...]] = Memo("public_seats")
+_PUBLIC_SEATS: Memo[bytes, tuple[SeatDict, ...]] = Memo("public_seats")
 #: Parsed JSON takes about this many times the bytes of its text (measured with tracemalloc: states 2.4-2.8x,
 #: meta 3.1x), plus a fixed cost per entry.
 PARSED_FACTOR = 3
@@ -102,21 +103,21 @@ def state_from_stored(config: bytes, progress: bytes) -> engine.GameState:
     return engine.state_from_parts(parsed_config(config), orjson.loads(progress))
 
 
-def public_seats(raw: bytes) -> tuple[Mapping[str, Any], ...]:
+def public_seats(raw: bytes) -> tuple[SeatDict, ...]:
     """What a view shows of a game's seats (name, label, open), from its meta: built once per distinct meta, and
     shared by the views of that meta, so read-only (a tuple of read-only mappings)."""
     seats = _PUBLIC_SEATS.get(raw)
     if seats is None:
-        made = tuple(frozen_mapping({"name": s["name"], "kind": s["kind"], "open": not s["auth"]})
-                     for s in parsed_meta(raw)["seats"])  # fmt: skip
+        made = tuple(cast(SeatDict, frozen_mapping({"name": s["name"], "kind": s["kind"], "open": not s["auth"]}))
+                     for s in parsed_meta(raw)["seats"])  # fmt: skip  (read-only mappings, typed as the seats)
         seats = _PUBLIC_SEATS.put(raw, made, len(raw) + PARSED_FACTOR * 64 * len(made) + ENTRY_BYTES)
     return seats
 
 
-def seats_at(raw: bytes, version: int) -> list[dict[str, Any]]:
+def seats_at(raw: bytes, version: int) -> list[SeatDict]:
     """``public_seats`` as the answer of the move that made ``version`` showed them: a seat joined at a game
     version >= ``version`` (after that commit) was still open then, under the name it had before."""
-    seats = []
+    seats: list[SeatDict] = []
     for seat in parsed_meta(raw)["seats"]:
         joined = seat.get("joined")
         if joined is not None and joined >= version:

@@ -32,11 +32,12 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import redis.asyncio as aioredis
 
 from engine.timeouts import AUTO_MOVE, DEFAULT_MAX_AUTO_MOVES, FORFEIT_MATCH
+from engine.views import ClockDict
 from server.settings import DEFAULTS
 
 if TYPE_CHECKING:
@@ -104,6 +105,24 @@ def shard_keys(shard: int) -> list[str]:
     return [f"referee:deadlines:{{{shard}}}", f"referee:deadlines:{{{shard}}}:v"]
 
 
+class TimeControlDict(TypedDict):
+    """``TimeControl.to_dict``: a game's settings' time control."""
+
+    kind: str
+    a: int
+    b: int
+    policy: str
+    max_auto_moves: int
+
+
+class ClockFields(TypedDict, total=False):
+    """The clock fields of a view (``view_fields``): every seat's clock (always), and the deadline while a
+    decision is timed (not required, like the view's keys they update)."""
+
+    clocks: list[ClockDict]
+    deadline_ms: int | None
+
+
 @dataclass(frozen=True, slots=True)
 class TimeControl:
     """A game's time control and timeout policy, as CreateGame gave them (validated by ``checked``)."""
@@ -141,7 +160,7 @@ class TimeControl:
         head = f"{KINDS[self.kind]},{self.a},{b},{POLICY_CODES[self.policy]},{self.max_auto_moves},0,0,-1"
         return head + f",{self.initial()},0" * players
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TimeControlDict:
         """Settings form: the time control and the pinned policy."""
         return {"kind": self.kind, "a": self.a, "b": self.b, "policy": self.policy,
                 "max_auto_moves": self.max_auto_moves}  # fmt: skip
@@ -185,7 +204,7 @@ class Clock:
 
 _PARSED: dict[bytes, Clock] = {}
 _CONTROLS: dict[bytes, TimeControl] = {}
-_VIEWS: dict[bytes, dict[str, Any]] = {}
+_VIEWS: dict[bytes, ClockFields] = {}
 _MEMO_MAX = DEFAULTS.caches.clock_memo_entries  # entries of each: set by configure (server.app, the settings')
 
 
@@ -245,11 +264,11 @@ def clock_after(before: bytes, tail: bytes) -> bytes:
 
 
 def clocks_list(remaining: tuple[int, ...], autos: tuple[int, ...], seat: int, started: int,
-                deadline: int) -> list[dict[str, Any]]:  # fmt: skip
+                deadline: int) -> list[ClockDict]:  # fmt: skip
     """Every seat's clock as views and events give it (GameView.clocks)."""
-    out: list[dict[str, Any]] = []
+    out: list[ClockDict] = []
     for i, (r, a) in enumerate(zip(remaining, autos, strict=True)):
-        d: dict[str, Any] = {"seat": i, "remaining_ms": r, "running": i == seat, "auto_moves": a}
+        d: ClockDict = {"seat": i, "remaining_ms": r, "running": i == seat, "auto_moves": a}
         if i == seat:
             d["started_ms"] = started
             d["deadline_ms"] = deadline
@@ -257,18 +276,18 @@ def clocks_list(remaining: tuple[int, ...], autos: tuple[int, ...], seat: int, s
     return out
 
 
-def view_fields(clock_text: bytes) -> dict[str, Any]:
+def view_fields(clock_text: bytes) -> ClockFields:
     """The clock fields of a view (``clocks``, ``deadline_ms`` while a decision is timed); remembered, shared:
     never change the result."""
     fields = _VIEWS.get(clock_text)
     if fields is None:
         c = parse_clock(clock_text)
-        fields = {"clocks": clocks_list(c.remaining, c.autos, c.seat, c.started, c.deadline)}
+        made: ClockFields = {"clocks": clocks_list(c.remaining, c.autos, c.seat, c.started, c.deadline)}
         if c.seat >= 0:
-            fields["deadline_ms"] = c.deadline
+            made["deadline_ms"] = c.deadline
         if len(_VIEWS) >= _MEMO_MAX:
             _VIEWS.clear()
-        _VIEWS[clock_text] = fields
+        _VIEWS[clock_text] = fields = made
     return fields
 
 
@@ -280,7 +299,7 @@ def after_commit(before: bytes, tail: bytes) -> tuple[bytes, list[dict[str, Any]
     text = b",".join([*head, b"%d,%d,%d" % (started, deadline, seat), *(b"%d" % x for x in rest)])
     remaining, autos = tuple(rest[0::2]), tuple(rest[1::2])
     clocks = clocks_list(remaining, autos, seat, started, deadline)
-    fields: dict[str, Any] = {"clocks": clocks}
+    fields: ClockFields = {"clocks": clocks}
     if seat >= 0:
         fields["deadline_ms"] = deadline
     if len(_VIEWS) >= _MEMO_MAX:
@@ -304,7 +323,7 @@ def tail_events(tail: bytes) -> list[dict[str, Any]]:
 
 
 def _clock_events(stopped: int, spent: int, now: int, started: int, deadline: int, seat: int,
-                  remaining: tuple[int, ...], clocks: list[dict[str, Any]]) -> list[dict[str, Any]]:  # fmt: skip
+                  remaining: tuple[int, ...], clocks: list[ClockDict]) -> list[dict[str, Any]]:  # fmt: skip
     events: list[dict[str, Any]] = []
     if stopped >= 0:  # every seat's clocks come with the clock_started that follows, or here when none does
         public: dict[str, Any] = {"spent_ms": spent, "remaining_ms": remaining[stopped], "at_ms": now}

@@ -26,12 +26,15 @@ from server.errors import BadRequest, Unauthenticated
 from server.memo import Memo
 from server.model import (
     CreatedGame,
+    EventData,
     GameSnapshot,
     GameSpec,
     MoveOutcome,
     ReplayPage,
     ResignOutcome,
     SeatSpec,
+    SettingsData,
+    ViewData,
     WatchUpdate,
 )
 from wire import events
@@ -82,7 +85,7 @@ def time_control_from_proto(req: rpb.CreateGameRequest) -> TimeControl | None:
 # ----------------------------------------------------------------------------------------------- outbound
 
 
-def settings_to_proto(settings: Mapping[str, Any]) -> pb.GameSettings:
+def settings_to_proto(settings: SettingsData) -> pb.GameSettings:
     """GameSettings from the service's settings dict (profile, options, seats, spectators, organizer_deals,
     seed_commitment; revealed once the match is over: seed, preset_deals)."""
     out = pb.GameSettings(
@@ -135,7 +138,7 @@ def _legal_move_bytes(move: engine.Move) -> bytes:
     return encoded
 
 
-def event_to_proto(d: Mapping[str, Any]) -> pb.Event:
+def event_to_proto(d: EventData) -> pb.Event:
     """An Event from a viewer's event dict (``engine.event_for`` plus "version" and "index"), with the memoized
     data Structs and event bodies."""
     event = pb.Event()
@@ -143,7 +146,7 @@ def event_to_proto(d: Mapping[str, Any]) -> pb.Event:
     return event
 
 
-def _fill_event(event: pb.Event, d: Mapping[str, Any]) -> None:
+def _fill_event(event: pb.Event, d: EventData) -> None:
     events.fill_event(event, d, _event_data, _event_body)
 
 
@@ -212,14 +215,14 @@ def _hand_result_of(text: str) -> pb.HandResult:
 _match_result = events.match_result_to_proto
 
 
-def view_to_proto(v: Mapping[str, Any]) -> pb.GameView:
+def view_to_proto(v: ViewData) -> pb.GameView:
     """A GameView from the service's view dict (``engine.view`` plus game_id, version, role, seats, legal)."""
     view = pb.GameView()
     _fill_view(view, v)
     return view
 
 
-def _fill_view(view: pb.GameView, v: Mapping[str, Any]) -> None:
+def _fill_view(view: pb.GameView, v: ViewData) -> None:
     wire.fill_view(view, v, _hand_result, _legal_move_bytes)
 
 

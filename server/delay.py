@@ -20,7 +20,7 @@ from __future__ import annotations
 import collections
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
@@ -34,6 +34,13 @@ from server.settings import DEFAULTS
 
 MAX_DELAY_MOVES = 1000
 DELAYED_GAMES = DEFAULTS.caches.delayed_games  # (server.settings)
+
+
+class DelayDict(TypedDict):
+    """``SpectatorDelay.to_dict``: the delay as a game's meta keeps it and its settings show it."""
+
+    moves: int
+    until_hand_end: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +59,7 @@ class SpectatorDelay:
         """Whether spectators are held back at all."""
         return self.moves > 0 or self.until_hand_end
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DelayDict:
         """What the game's meta keeps (and GameSettings shows)."""
         return {"moves": self.moves, "until_hand_end": self.until_hand_end}
 

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import NotRequired, TypeAlias, TypedDict
 
 import engine
-from server.delay import NO_DELAY, SpectatorDelay
+from engine.deal import DealDict
+from engine.events import EventDict
+from server.clocks import TimeControl, TimeControlDict
+from server.delay import NO_DELAY, DelayDict, SpectatorDelay
+from wire.values import OptionValue
+from wire.views import GameViewDict, SeatDict
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,13 +32,13 @@ class GameSpec:
     """Everything CreateGame asks for. ``presets`` and ``seed`` are organizer-only."""
 
     profile: str
-    overrides: dict[str, Any]
+    overrides: dict[str, OptionValue]
     seats: tuple[SeatSpec, ...]
     allow_spectators: bool = False
     presets: tuple[engine.Deal, ...] = field(default=())
     seed: bytes | None = None
     spectator_delay: SpectatorDelay = NO_DELAY
-    time_control: Any = None  # server.clocks.TimeControl, None: no time control
+    time_control: TimeControl | None = None  # None: no time control
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,15 +55,36 @@ class Caller:
 
 
 # ------------------------------------------------------------------------------------------------ outcomes
-# Views are ``engine.view`` dicts plus the service's fields (game_id, version, role, seats, legal_moves, clocks);
-# events are ``engine.event_for`` dicts plus version and index; settings as ``Referee._settings`` builds them.
+# Views, events and settings are TypedDicts (plain dicts at run time, checked by mypy key by key): views are
+# ``engine.view`` dicts plus the service's fields (game_id, version, role, seats, legal_moves, clocks:
+# ``wire.views.GameViewDict``); events are ``engine.event_for`` dicts plus version and index
+# (``engine.events.EventDict``); settings as ``Referee._settings`` builds them (``SettingsDict``).
+
+
+class SettingsDict(TypedDict):
+    """A game's settings (GameSettings): its profile and complete options, its seats (with their house bots'
+    names, where it has some), whether spectators are allowed, whether the organizer dealt, the seed
+    commitment; with a spectator delay or a time control, those; revealed by GetReplay once the match is over:
+    the seed (hex) and the preset deals."""
+
+    profile: str
+    options: dict[str, OptionValue]  # engine.Rules.to_dict: every option's value
+    seats: Sequence[SeatDict]
+    spectators: bool
+    organizer_deals: bool
+    seed_commitment: str
+    spectator_delay: NotRequired[DelayDict]
+    time_control: NotRequired[TimeControlDict]
+    seed: NotRequired[str]
+    preset_deals: NotRequired[list[DealDict]]
+
 
 #: a viewer's view of a game, as the service builds it
-ViewData: TypeAlias = Mapping[str, Any]
+ViewData: TypeAlias = GameViewDict
 #: an event as one viewer may see it, with its version and index
-EventData: TypeAlias = Mapping[str, Any]
+EventData: TypeAlias = EventDict
 #: a game's settings (profile, options, seats, seed commitment, ...)
-SettingsData: TypeAlias = Mapping[str, Any]
+SettingsData: TypeAlias = SettingsDict
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,12 +59,15 @@ from server.memo import Memo
 from server.model import (
     Caller,
     CreatedGame,
+    EventData,
     GameSnapshot,
     GameSpec,
     MoveOutcome,
     ReplayPage,
     ResignOutcome,
     SeatSpec,
+    SettingsData,
+    ViewData,
     WatchUpdate,
 )
 from server.open_games import OpenGames, release_quietly
@@ -72,6 +75,7 @@ from server.ports import EventFeed, GameStorage, Position, StoredEvent, StoredGa
 from server.ports import after_version as position_after
 from server.settings import DEFAULTS, WatchSettings
 from server.storage_errors import CommitOutcomeUnknown, StoreUnavailable
+from wire.views import SeatDict
 
 log = logging.getLogger("rummy_referee")
 
@@ -242,23 +246,27 @@ class Referee:
         version: int,
         viewer: int,
         role: engine.Role,
-        seats: Sequence[Mapping[str, Any]] | None = None,
-    ) -> dict[str, Any]:
-        view = engine.view(state, viewer)
-        view.update(game_id=game.game_id, version=version, role=role, seats=seats or public_seats(game.meta))
+        seats: Sequence[SeatDict] | None = None,
+    ) -> ViewData:
+        view: ViewData = engine.view(state, viewer)  # type: ignore[assignment]  # the service's keys, next:
+        view["game_id"], view["version"], view["role"] = game.game_id, version, role
+        view["seats"] = seats or public_seats(game.meta)
         if game.clock:
-            view.update(view_fields(game.clock))
+            clock = view_fields(game.clock)
+            view["clocks"] = clock["clocks"]
+            if "deadline_ms" in clock:
+                view["deadline_ms"] = clock["deadline_ms"]
         if role == engine.Role.SEAT and state.to_act == viewer and state.phase != "match_over":
             view["legal_moves"] = engine.legal_moves(state)
         return view
 
-    def _settings(self, game: StoredGame, state: engine.GameState, *, reveal: bool = False) -> dict[str, Any]:
+    def _settings(self, game: StoredGame, state: engine.GameState, *, reveal: bool = False) -> SettingsData:
         """The settings; ``reveal`` (GetReplay of a match that is over): with the seed and the preset deals."""
         meta = parsed_meta(game.meta)
-        seats: Sequence[Mapping[str, Any]] = public_seats(game.meta)
+        seats: Sequence[SeatDict] = public_seats(game.meta)
         if any(seat.get("bot") for seat in meta["seats"]):  # the house bots' names, only where there are some
             seats = [{**s, "bot": m.get("bot", "")} for s, m in zip(seats, meta["seats"], strict=True)]
-        settings = {
+        settings: SettingsData = {
             "profile": meta["profile"],
             "options": state.rules.to_dict(),
             "seats": seats,
@@ -277,7 +285,7 @@ class Referee:
         return settings
 
     @staticmethod
-    def _event_for(stored: StoredEvent, viewer: int) -> dict[str, Any]:
+    def _event_for(stored: StoredEvent, viewer: int) -> EventData:
         event = engine.Event.from_dict(json.loads(stored.payload))
         return {**engine.event_for(event, viewer), "version": stored.version, "index": stored.index}
 
@@ -564,7 +572,7 @@ class Referee:
                 log.info("match over at version %d", version, extra={"game_id": game.game_id})
                 if self.open_games is not None:
                     self.open_games.release_soon(game.game_id)  # the only move that costs a round trip more
-            told: list[dict[str, Any]] = [engine.event_for(e, seat) for e in events]
+            told: list[EventData] = [engine.event_for(e, seat) for e in events]
             if ticks:  # public: as every viewer sees them
                 told = clocks.merged(told, [{"kind": t["kind"], "seat": t["seat"], **t["public"]} for t in ticks])
             for i, e in enumerate(told, 1):
@@ -750,8 +758,9 @@ class Referee:
         else:
             events = await self.store.events_after(game_id, after_version, count=fetch)
         page, more = _whole_versions(events, limit, fetched_all=len(events) < fetch)
-        initial = {**engine.view(initial_state(game.config), engine.REFEREE), "game_id": game_id, "version": 0,
-                   "role": engine.Role.REFEREE, "seats": public_seats(game.meta)}  # fmt: skip
+        initial: ViewData = engine.view(initial_state(game.config), engine.REFEREE)  # type: ignore[assignment]
+        initial["game_id"], initial["version"], initial["role"] = game_id, 0, engine.Role.REFEREE
+        initial["seats"] = public_seats(game.meta)
         return ReplayPage(
             self._settings(game, state, reveal=True),
             initial,
@@ -781,7 +790,7 @@ def _move_json(move: engine.Move) -> bytes:
     return text
 
 
-def _gone_event(gone: GameGone) -> dict[str, Any]:
+def _gone_event(gone: GameGone) -> EventData:
     """The last event of a watch whose game expired (never in the log): ``game_abandoned`` when no move was ever
     made (it expired by --unplayed-ttl, or an organizer's game by --idle-ttl, at version 0), else
     ``game_expired`` (--idle-ttl after its last move). Placed right after the last event of the game."""

@@ -42,16 +42,25 @@ from wire.values import (
     timeout_policy_to_proto,
     version_from_proto,
 )
-from wire.views import fill_view, legal_from_proto, legal_move_bytes, view_from_proto, view_to_proto
+from wire.views import (
+    GameViewDict,
+    SeatDict,
+    fill_view,
+    legal_from_proto,
+    legal_move_bytes,
+    typed_view_from_proto,
+    view_from_proto,
+    view_to_proto,
+)
 
 __all__ = [
     "GAMES", "GAME_NAMES", "MAX_VERSION", "MELD_KINDS", "MELD_KIND_NAMES", "PHASES", "PHASE_NAMES", "ROLES",
-    "ROLE_NAMES", "SEAT_KINDS", "SEAT_KIND_NAMES", "TIMEOUT_POLICIES", "TIMEOUT_POLICY_NAMES", "Malformed",
-    "OptionValue", "TimeControlValue", "card_from_proto", "cards_from_proto", "cards_to_proto", "clocks_from_proto",
-    "deal_dict", "deal_from_proto", "deal_to_proto", "event_from_proto", "event_to_proto", "fill_event", "fill_view",
-    "legal_from_proto", "legal_move_bytes", "meld_id_from_proto", "melds_from_proto", "melds_to_proto",
-    "move_from_proto", "move_to_proto", "option_from_proto", "option_to_proto", "options_from_proto",
+    "ROLE_NAMES", "SEAT_KINDS", "SEAT_KIND_NAMES", "TIMEOUT_POLICIES", "TIMEOUT_POLICY_NAMES", "GameViewDict",
+    "Malformed", "OptionValue", "SeatDict", "TimeControlValue", "card_from_proto", "cards_from_proto", "cards_to_proto",
+    "clocks_from_proto", "deal_dict", "deal_from_proto", "deal_to_proto", "event_from_proto", "event_to_proto",
+    "fill_event", "fill_view", "legal_from_proto", "legal_move_bytes", "meld_id_from_proto", "melds_from_proto",
+    "melds_to_proto", "move_from_proto", "move_to_proto", "option_from_proto", "option_to_proto", "options_from_proto",
     "options_to_proto", "plain", "seat_clocks_to_proto", "seat_kind_from_proto", "time_control_from_proto",
-    "time_control_to_proto", "timeout_policy_from_proto", "timeout_policy_to_proto", "version_from_proto",
-    "view_from_proto", "view_to_proto",
+    "time_control_to_proto", "timeout_policy_from_proto", "timeout_policy_to_proto", "typed_view_from_proto",
+    "version_from_proto", "view_from_proto", "view_to_proto",
 ]  # fmt: skip

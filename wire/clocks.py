@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
+from engine.views import ClockDict
 from rummy_pb.rummy.v1 import game_pb2 as pb
 
 
-def seat_clocks_to_proto(target: Any, clocks: Iterable[Mapping[str, Any]]) -> None:
+def seat_clocks_to_proto(target: Any, clocks: Iterable[ClockDict]) -> None:
     """Adds every seat's clock (view-dict entries) to the repeated SeatClock field ``target``."""
     add = target.add
     for c in clocks:
@@ -19,7 +20,7 @@ def seat_clocks_to_proto(target: Any, clocks: Iterable[Mapping[str, Any]]) -> No
             add(seat=c["seat"], remaining_ms=c["remaining_ms"], auto_moves=c["auto_moves"])
 
 
-def clocks_from_proto(clocks: Iterable[pb.SeatClock]) -> list[dict[str, Any]]:
+def clocks_from_proto(clocks: Iterable[pb.SeatClock]) -> list[ClockDict]:
     """Every seat's clock as view-dict entries (``clients.view.SeatClock.from_dict`` reads them)."""
     return [
         {"seat": c.seat, "remaining_ms": c.remaining_ms, "running": c.running,

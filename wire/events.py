@@ -14,12 +14,13 @@ here: the server passes its memoized Struct builder (``event_data``) and its mem
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf import struct_pb2
 
 import engine
-from engine.events import EventKind
+from engine.events import EventDict, EventKind
+from engine.views import MeldDict
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from wire.clocks import clocks_from_proto, seat_clocks_to_proto
 from wire.moves import move_from_proto, move_to_proto
@@ -39,7 +40,7 @@ def struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
 
 
 def event_to_proto(
-    d: Mapping[str, Any], event_data: Callable[[dict[str, Any]], struct_pb2.Struct] = struct
+    d: EventDict, event_data: Callable[[dict[str, Any]], struct_pb2.Struct] = struct
 ) -> pb.Event:
     """An Event from a viewer's event dict (``engine.event_for`` plus "version" and "index")."""
     event = pb.Event()
@@ -48,7 +49,7 @@ def event_to_proto(
 
 
 def fill_event(
-    event: pb.Event, d: Mapping[str, Any], event_data: Callable[[dict[str, Any]], struct_pb2.Struct] = struct,
+    event: pb.Event, d: EventDict, event_data: Callable[[dict[str, Any]], struct_pb2.Struct] = struct,
     body: Callable[[str, dict[str, Any]], bytes | None] | None = None,
 ) -> None:
     """Fills ``event`` in place; ``event_data`` builds the data Struct of a non-clock event (callers that keep
@@ -59,7 +60,7 @@ def fill_event(
     event.kind = d["kind"]
     if d["seat"] >= 0:
         event.seat = d["seat"]
-    data = {k: v for k, v in d.items() if k not in _EVENT_ENVELOPE}
+    data: dict[str, Any] = {k: v for k, v in d.items() if k not in _EVENT_ENVELOPE}  # the kind's fields
     if d["kind"] in _CLOCK_EVENTS:  # numbers that never recur (no memo)
         if (clocks := data.pop("clocks", None)) is not None:
             seat_clocks_to_proto(event.clocks, clocks)
@@ -101,7 +102,7 @@ def event_body(kind: str, data: dict[str, Any]) -> bytes:
 # -- the typed payload of each kind, from the same viewer's dict as the Struct (``data``: the event's fields)
 
 
-def table_meld_to_proto(target: pb.TableMeld, m: Mapping[str, Any]) -> None:
+def table_meld_to_proto(target: pb.TableMeld, m: MeldDict) -> None:
     """Fills ``target`` from a ``TableMeld.to_dict``."""
     target.id = m["id"]
     target.owner = m["owner"]
@@ -111,7 +112,7 @@ def table_meld_to_proto(target: pb.TableMeld, m: Mapping[str, Any]) -> None:
         target.layoffs.add(card=x["card"], seat=x["seat"])
 
 
-def _table_melds(target: Any, melds: Iterable[Mapping[str, Any]]) -> None:
+def _table_melds(target: Any, melds: Iterable[MeldDict]) -> None:
     for m in melds:
         table_meld_to_proto(target.add(), m)
 
@@ -337,7 +338,7 @@ def plain(value: Any) -> Any:
     return value
 
 
-def event_from_proto(event: pb.Event) -> dict[str, Any]:
+def event_from_proto(event: pb.Event) -> EventDict:
     """An event as ``engine.event_for`` gives it (kind, seat (-1: none), its fields) plus version and index; a
     clock event (clock_started, clock_stopped, timed_out, auto_moved) also ``clocks`` (every seat's, as in a view
     dict) and, clock_started, ``deadline_ms``."""
@@ -353,10 +354,10 @@ def event_from_proto(event: pb.Event) -> dict[str, Any]:
         d["deadline_ms"] = event.deadline_ms
     d["version"] = event.version
     d["index"] = event.index
-    return d
+    return cast(EventDict, d)  # its kind's fields, as the readers above give them
 
 
-def table_meld_from_proto(m: pb.TableMeld) -> dict[str, Any]:
+def table_meld_from_proto(m: pb.TableMeld) -> MeldDict:
     """A ``TableMeld.to_dict`` of a TableMeld."""
     return {"id": m.id, "owner": m.owner, "kind": MELD_KIND_NAMES.get(m.kind, ""), "cards": list(m.cards),
             "layoffs": [{"card": x.card, "seat": x.seat} for x in m.layoffs]}  # fmt: skip

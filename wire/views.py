@@ -8,10 +8,11 @@ costs, even an empty list); the server passes its caches for the parts that recu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NotRequired, TypedDict
 
 import engine
+from engine.views import MeldDict, ViewDict
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from wire.clocks import clocks_from_proto, seat_clocks_to_proto
 from wire.events import hand_result_from_proto, hand_result_to_proto, match_result_from_proto, match_result_to_proto
@@ -30,6 +31,28 @@ from wire.values import (
 )
 
 
+class SeatDict(TypedDict):
+    """A seat as views and settings show it: display name, label ("human" / "bot"), whether it is open (for
+    JoinGame); in settings also its house bot ("": none), when the game has one."""
+
+    name: str
+    kind: str
+    open: bool
+    bot: NotRequired[str]
+
+
+class GameViewDict(ViewDict):
+    """A view as the service answers it (GameView): ``engine.view``'s dict (``ViewDict``, with the clocks of a
+    game with a time control) plus the game's id and version, the viewer's role, the seats and, for the seat to
+    act, its legal moves as engine moves."""
+
+    game_id: str
+    version: int
+    role: str  # engine.Role
+    seats: Sequence[SeatDict]
+    legal_moves: NotRequired[Sequence[engine.Move]]
+
+
 def legal_move_bytes(move: engine.Move) -> bytes:
     """One element of GameView.legal_moves in wire format. The encodings of the elements of a repeated field, one
     after the other, are the encoding of the field, so a view's legal moves are parsed in at once
@@ -37,7 +60,7 @@ def legal_move_bytes(move: engine.Move) -> bytes:
     return pb.GameView(legal_moves=[move_to_proto(move)]).SerializeToString()
 
 
-def _fill_seats(seats: Any, v: Mapping[str, Any]) -> None:
+def _fill_seats(seats: Any, v: GameViewDict) -> None:
     # each SeatView made in place (``add``): a message built apart would be copied into the view; its fields set
     # one by one (upb's keyword arguments cost more than twice as much)
     sizes, known, scores, boxes = v["hand_sizes"], v["known_cards"], v["scores"], v["boxes"]
@@ -60,7 +83,7 @@ def _fill_seats(seats: Any, v: Mapping[str, Any]) -> None:
             seat.hollywood_boxes.extend(g[i] for g in v["game_boxes"])
 
 
-def table_meld_to_proto(m: Mapping[str, Any]) -> pb.TableMeld:
+def table_meld_to_proto(m: MeldDict) -> pb.TableMeld:
     """A table meld of a view dict."""
     return pb.TableMeld(
         id=m["id"], owner=m["owner"], kind=MELD_KINDS.get(m["kind"], pb.MELD_KIND_UNSPECIFIED), cards=m["cards"],
@@ -68,14 +91,14 @@ def table_meld_to_proto(m: Mapping[str, Any]) -> pb.TableMeld:
     )  # fmt: skip
 
 
-def table_meld_from_proto(m: pb.TableMeld) -> dict[str, Any]:
+def table_meld_from_proto(m: pb.TableMeld) -> MeldDict:
     """A view dict's table meld: cards, the whole meld now (laid-off cards included); layoffs, which of them were
     laid off and by whom."""
     return {"id": m.id, "owner": m.owner, "kind": MELD_KIND_NAMES.get(m.kind, ""), "cards": list(m.cards),
             "layoffs": [{"card": x.card, "seat": x.seat} for x in m.layoffs]}  # fmt: skip
 
 
-def view_to_proto(v: Mapping[str, Any]) -> pb.GameView:
+def view_to_proto(v: GameViewDict) -> pb.GameView:
     """A GameView of a view dict."""
     view = pb.GameView()
     fill_view(view, v)
@@ -84,7 +107,7 @@ def view_to_proto(v: Mapping[str, Any]) -> pb.GameView:
 
 def fill_view(
     view: pb.GameView,
-    v: Mapping[str, Any],
+    v: GameViewDict,
     hand_result: Callable[[Mapping[str, Any]], pb.HandResult] = hand_result_to_proto,
     move_bytes: Callable[[engine.Move], bytes] = legal_move_bytes,
 ) -> None:
@@ -102,52 +125,51 @@ def fill_view(
     view.stock_size = v["stock_size"]
     view.turns = v["turns"]
     view.hands_played = v["hands_played"]
-    get = v.get
-    if (hand := get("hand")) is not None:
+    if (hand := v.get("hand")) is not None:
         view.hand.extend(hand)
     if v["melds"]:
         view.melds.extend(table_meld_to_proto(m) for m in v["melds"])
-    if legal := get("legal_moves"):
+    if legal := v.get("legal_moves"):
         view.MergeFromString(b"".join([move_bytes(m) for m in legal]))
-    if (ended := get("games_ended")) is not None:
+    if (ended := v.get("games_ended")) is not None:
         view.hollywood_games_ended.extend(ended)
-    if (hands := get("hands")) is not None:
+    if (hands := v.get("hands")) is not None:
         view.hands.extend(pb.Cards(cards=h) for h in hands)
-    if (stock := get("stock")) is not None:
+    if (stock := v.get("stock")) is not None:
         view.stock.extend(stock)
     if v["role"] == "seat":
         view.viewer_seat = v["viewer"]
     if v["to_act"] >= 0:
         view.to_act = v["to_act"]
-    if (taken := get("taken_card")) is not None:
+    if (taken := v.get("taken_card")) is not None:
         view.taken_card = taken
-    if (upcard := get("upcard")) is not None:
+    if (upcard := v.get("upcard")) is not None:
         view.upcard = upcard
-    if (limit := get("knock_limit")) is not None:
+    if (limit := v.get("knock_limit")) is not None:
         view.knock_limit = limit
-    if (k := get("knock")) is not None:
+    if (k := v.get("knock")) is not None:
         knock = view.knock
         knock.SetInParent()
         knock.knocker = k["knocker"]
         knock.deadwood = k["deadwood"]
         knock.deadwood_cards.extend(k["deadwood_cards"])
-    if (last := get("last_hand")) is not None:
+    if (last := v.get("last_hand")) is not None:
         view.last_hand.CopyFrom(hand_result(last))
-    if (result := get("result")) is not None:
+    if (result := v.get("result")) is not None:
         view.result.CopyFrom(match_result_to_proto(result))
-    if (clocks := get("clocks")) is not None:
+    if (clocks := v.get("clocks")) is not None:
         seat_clocks_to_proto(view.clocks, clocks)
-        if (deadline := get("deadline_ms")) is not None:
+        if (deadline := v.get("deadline_ms")) is not None:
             view.deadline_ms = deadline
 
 
-def view_from_proto(v: pb.GameView, *, legal: bool = True) -> dict[str, Any]:
+def view_from_proto(v: pb.GameView, *, legal: bool = True) -> GameViewDict:
     """The view dict of a GameView: what ``engine.view`` gives for this viewer, plus ``game_id``, ``version``,
     ``role`` and ``seats`` (name, kind, open); ``legal_moves`` when the message has some and ``legal``."""
     role = ROLE_NAMES.get(v.viewer_role, "spectator")
     viewer = v.viewer_seat if v.HasField("viewer_seat") else (engine.REFEREE if role == "referee" else engine.SPECTATOR)
     game = GAME_NAMES.get(v.game, "gin")
-    d: dict[str, Any] = {
+    d: GameViewDict = {  # type: ignore[typeddict-item]  # the service's keys last, below (as the service orders them)
         "game": game, "viewer": viewer, "phase": PHASE_NAMES.get(v.phase, "match_over"),
         "to_act": v.to_act if v.HasField("to_act") else -1, "dealer": v.dealer, "hand_no": v.hand_number,
         "hand_sizes": [s.hand_size for s in v.seats], "known_cards": [list(s.known_cards) for s in v.seats],
@@ -177,14 +199,19 @@ def view_from_proto(v: pb.GameView, *, legal: bool = True) -> dict[str, Any]:
     if v.clocks:  # a game with a time control
         d["clocks"] = clocks_from_proto(v.clocks)
         d["deadline_ms"] = v.deadline_ms if v.HasField("deadline_ms") else None
-    d.update(
-        game_id=v.game_id, version=v.version, role=role,
-        seats=[{"name": s.display_name, "kind": SEAT_KIND_NAMES.get(s.kind, "human"), "open": s.open}
-               for s in v.seats],
-    )  # fmt: skip
+    d["game_id"], d["version"], d["role"] = v.game_id, v.version, role
+    d["seats"] = [{"name": s.display_name, "kind": SEAT_KIND_NAMES.get(s.kind, "human"), "open": s.open}
+                  for s in v.seats]  # fmt: skip
     if legal and v.legal_moves:
         d["legal_moves"] = legal_from_proto(v)
     return d
+
+
+def typed_view_from_proto(v: pb.GameView, rules: Mapping[str, Any] | None = None) -> engine.View:
+    """The typed view (``engine.View``, the value bots receive) of a GameView and the game's options (GetGame's
+    settings; without them only ``game`` and ``players`` are known)."""
+    d = view_from_proto(v, legal=False)
+    return engine.View.from_engine(d, rules if rules is not None else {"game": d["game"], "players": len(v.seats)})
 
 
 def legal_from_proto(v: pb.GameView) -> tuple[engine.Move, ...]:

@@ -30,6 +30,7 @@ from clients.sdk.values import (
     TimeControl,
     TimeoutPolicy,
 )
+from engine.events import EventDict
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 
@@ -314,7 +315,7 @@ class ReplayPages:
     def __init__(self) -> None:
         self.first: rpb.GetReplayResponse | None = None
         self.last: rpb.GetReplayResponse | None = None
-        self.events: list[dict[str, Any]] = []
+        self.events: list[EventDict] = []
 
     def add(self, r: rpb.GetReplayResponse) -> int | None:
         """Take one page; the after_version of the next page, None after the last."""
@@ -389,7 +390,7 @@ class WatchCursor:
         for a watch that starts with a snapshot)."""
         return None if self.last is None else self.last[0]
 
-    def accept(self, update: rpb.WatchGameResponse) -> pb.GameView | dict[str, Any] | None:
+    def accept(self, update: rpb.WatchGameResponse) -> pb.GameView | EventDict | None:
         """The snapshot or the event dict of a stream message, or None when it was already delivered."""
         if update.HasField("snapshot"):
             if self.last is not None:  # only a fresh watch sends one; never deliver a view that went back

@@ -90,7 +90,7 @@ def timeout_policy_from_proto(policy: pb.TimeoutPolicy) -> TimeoutPolicy:
 # -------------------------------------------------------------------------------------------------- views
 
 
-def view_dict_from_proto(v: pb.GameView) -> dict[str, Any]:
+def view_dict_from_proto(v: pb.GameView) -> wire.GameViewDict:
     """The dict ``engine.view`` gives for this viewer, plus the service's ``game_id``, ``version``, ``role`` and
     ``seats`` (name, kind, open). Legal moves are not in it (see ``legal_from_proto``)."""
     return wire.view_from_proto(v, legal=False)
@@ -99,7 +99,7 @@ def view_dict_from_proto(v: pb.GameView) -> dict[str, Any]:
 def view_from_proto(v: pb.GameView, rules: Mapping[str, Any] | None = None) -> View:
     """``clients.view.View`` of a GameView. ``rules`` is the game's complete option set (``Settings.options``);
     without it the view carries only ``game`` and ``players``."""
-    return View.from_proto(v, rules)
+    return wire.typed_view_from_proto(v, rules)
 
 
 def cards_to_text(cards: Iterable[str | int]) -> list[str]:

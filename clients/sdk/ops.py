@@ -39,6 +39,7 @@ from clients.sdk.values import (
     TimeControl,
     TimeoutPolicy,
 )
+from engine.events import EventDict
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 
 R = TypeVar("R")
@@ -46,7 +47,7 @@ P = ParamSpec("P")
 F = TypeVar("F", bound=Callable[..., Any])
 Resp = TypeVar("Resp", bound=Message)
 
-WatchItem = GameSnapshot | dict[str, Any]
+WatchItem = GameSnapshot | EventDict
 W = TypeVar("W", bound="WatchLoop")
 
 

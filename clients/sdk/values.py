@@ -11,6 +11,7 @@ from typing import Any
 import engine
 from clients.sdk import convert
 from clients.view import SeatClock, View
+from engine.events import EventDict
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 
@@ -316,7 +317,7 @@ class MoveResult:
     the request_id used and how many sends it took."""
 
     version: int
-    events: tuple[dict[str, Any], ...]
+    events: tuple[EventDict, ...]
     snapshot: GameSnapshot
     request_id: str
     attempts: int
@@ -330,7 +331,7 @@ class Replay:
 
     settings: Settings
     initial: Mapping[str, Any]
-    events: tuple[dict[str, Any], ...]
+    events: tuple[EventDict, ...]
     current: Mapping[str, Any]
     next_after_version: int | None
 

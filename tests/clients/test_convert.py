@@ -81,7 +81,7 @@ def test_views_events_and_moves_read_back_as_the_engine_made_them(profile: str, 
             moves_seen.update(legal)
             if viewer >= 0:
                 rules = state.rules.to_dict()
-                assert View.from_proto(message, rules) == View.from_engine(engine.view(state, viewer), rules)
+                assert convert.view_from_proto(message, rules) == View.from_engine(engine.view(state, viewer), rules)
             for index, event in enumerate(events, 1):
                 e = {**engine.event_for(event, viewer), "version": version, "index": index}
                 assert convert.event_from_proto(codec.event_to_proto(e)) == e

@@ -7,7 +7,7 @@ from __future__ import annotations
 import grpc
 from google.protobuf import json_format
 
-from clients.view import View
+import wire
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from tests.server.refkit import GIN_KNOCK_DEAL, ORGANIZER, Client, Game, deal, expect_error, move_from_text
@@ -30,7 +30,7 @@ def test_table_meld_cards_include_the_laid_off_cards_and_layoffs_name_them(clien
     assert [(x.card, x.seat) for x in spades.layoffs] == [("4S", 0)]
     assert {x.card for x in spades.layoffs} <= set(spades.cards)  # a client must not add the two
     # the Python clients read it the same way: View.melds[i].cards is the whole meld
-    (meld,) = [m for m in View.from_proto(view).melds if m.id == 0]
+    (meld,) = [m for m in wire.typed_view_from_proto(view).melds if m.id == 0]
     assert meld.cards == ("AS", "2S", "3S", "4S") and meld.layoffs == (("4S", 0),)
     assert len(meld.cards) == 4
 

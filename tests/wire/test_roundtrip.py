@@ -66,7 +66,7 @@ def test_every_legal_move_and_every_view_reads_back_as_it_was(
             ours, theirs = codec.view_to_proto(d), wire.view_to_proto(d)
             assert ours.SerializeToString(deterministic=True) == theirs.SerializeToString(deterministic=True)
             if viewer >= 0 and not clocks:  # the typed view a bot receives: the same off the wire as off the engine
-                assert engine.View.from_proto(theirs, rules_dict) == engine.typed_view(state, viewer)
+                assert wire.typed_view_from_proto(theirs, rules_dict) == engine.typed_view(state, viewer)
         if state.phase == "match_over":
             break
         legal = engine.legal_moves(state)
