@@ -46,9 +46,16 @@ def referee_thread(redis_server: RedisProcess) -> Iterator[kit.ServerThread]:
 
 
 @pytest.fixture(scope="session")
-def firing_referee_thread(redis_server: RedisProcess) -> Iterator[kit.ServerThread]:
-    """The same, firing the deadlines of time controls as `serve` does: the client tests' (``referee``)."""
-    yield from _session_referee(redis_server, firer=True)
+def firing_referee_thread(tmp_path_factory: pytest.TempPathFactory) -> Iterator[kit.ServerThread]:
+    """The same, firing the deadlines of time controls as `serve` does: the client tests' (``referee``). Over a
+    redis-server of its own: its firer reads the deadline index of every game in its Redis, so on
+    ``redis_server`` it would fire the timeouts of the server tests' games, whose referee fires none on purpose
+    (test_status_table provokes OUT_OF_TIME by moving after a deadline)."""
+    process = _launch(tmp_path_factory, "firing-redis")
+    try:
+        yield from _session_referee(process, firer=True)
+    finally:
+        process.stop()
 
 
 @pytest.fixture
