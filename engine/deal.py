@@ -83,18 +83,42 @@ class SeededStream:
 
 
 def shuffled(cards: list[int], seed: bytes, label: str) -> list[int]:
-    """A Fisher-Yates shuffle of ``cards`` from the seeded stream (the input is not modified)."""
+    """A Fisher-Yates shuffle of ``cards`` from the seeded stream (the input is not modified).
+
+    The words of ``_words(seed || 0 || label)`` (the ``SeededStream``), computed in one go: the digests a shuffle
+    needs without a rejection, one ``struct`` unpack, then one more digest per rejected word (``_redraw``)."""
     out = list(cards)
-    words = _words(seed + b"\x00" + label.encode())  # SeededStream(seed, label), without a call per draw
-    for i in range(len(out) - 1, 0, -1):
+    need = len(out) - 1
+    if need <= 0:
+        return out
+    prefix = seed + b"\x00" + label.encode()
+    sha = hashlib.sha256
+    blocks = (need + 7) // 8
+    words = list(
+        struct.unpack(f">{8 * blocks}I", b"".join([sha(prefix + k.to_bytes(8, "big")).digest() for k in range(blocks)]))
+    )
+    k = 0
+    for i in range(need, 0, -1):
         n = i + 1
-        limit = _SPAN - _SPAN % n
-        x = next(words)
-        while x >= limit:
-            x = next(words)
+        x = words[k]
+        k += 1
+        if x >= _SPAN - _SPAN % n:  # rejected (about once in 80 million shuffles of a deck)
+            x, k = _redraw(words, k, n, prefix)
         j = x % n
         out[i], out[j] = out[j], out[i]
     return out
+
+
+def _redraw(words: list[int], k: int, n: int, prefix: bytes) -> tuple[int, int]:
+    """After a rejected word: the next accepted word below ``n``'s limit and the index after it. ``words`` gets one
+    more digest per rejected word, so it always holds a word for every draw left."""
+    limit = _SPAN - _SPAN % n
+    while True:
+        words.extend(_WORDS.unpack(hashlib.sha256(prefix + (len(words) // 8).to_bytes(8, "big")).digest()))
+        x = words[k]
+        k += 1
+        if x < limit:
+            return x, k
 
 
 def deal_from_order(rules: Rules, dealer: int, order: list[int]) -> Deal:

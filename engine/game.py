@@ -104,25 +104,27 @@ def apply(state: GameState, seat: int, move: Move) -> tuple[GameState, tuple[Eve
     """Apply ``move`` by ``seat``: the new state and the events it caused (``Resign`` from any seat, in any phase
     but match_over; every other move from the seat to act only). Raises InvalidMoveError for malformed
     input and IllegalMoveError for a move the rules do not allow now; ``state`` itself never changes."""
+    kind = type(move)
     try:
-        validate = _VALIDATORS[type(move)]
+        validate = _VALIDATORS[kind]
     except KeyError:
         raise InvalidMoveError("UNKNOWN_MOVE", f"not a move: {excerpt(move)}") from None
     if validate is not None:
         validate(move)
-    if type(seat) is not int or not 0 <= seat < state.rules.players:
+    rules = state.rules
+    if type(seat) is not int or not 0 <= seat < rules.players:
         raise InvalidMoveError("INVALID_SEAT", f"no seat {excerpt(seat)} in this game")
     if state.phase == MATCH_OVER:
         raise IllegalMoveError("GAME_OVER", "the match is over")
-    if seat != state.to_act and type(move) is not Resign:  # a seat may resign at any time
+    if seat != state.to_act and kind is not Resign:  # a seat may resign at any time
         raise IllegalMoveError("NOT_YOUR_TURN", f"seat {state.to_act} is to act, not seat {seat}")
     s = state.copy()
     events: list[Event] = []
-    if type(move) is Resign:
+    if kind is Resign:
         resign(s, seat, events)
-    elif type(move) is LoseOnTime:
+    elif kind is LoseOnTime:
         lose_on_time(s, seat, events)
-    elif state.rules.game == GIN:
+    elif rules.game == GIN:
         gin.apply(s, seat, move, events)
     else:
         rummy.apply(s, seat, move, events)

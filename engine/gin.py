@@ -106,13 +106,8 @@ def legal_moves(s: GameState) -> list[Move]:
     """Every legal move of the seat to act."""
     seat = s.to_act
     hand = s.hands[seat]
-    if s.phase == TAKE_OR_PASS:
-        return [DRAW_DISCARD, PASS]
-    if s.phase == DRAW:
-        if s.discard and s.passes < 2:
-            return [DRAW_STOCK, DRAW_DISCARD]
-        return [DRAW_STOCK]
-    if s.phase == DISCARD:
+    phase = s.phase
+    if phase == DISCARD:  # half of all moves, then draw: the phases by how often they come
         forbidden = -1 if s.rules.discard_taken_card_allowed else s.taken  # the card just taken, unless allowed
         moves: list[Move] = [] if s.must_knock else _discards(hand if forbidden < 0 else hand & ~(1 << forbidden))
         knocks = knock_discards(hand, s.knock_limit, forbidden)
@@ -122,12 +117,18 @@ def legal_moves(s: GameState) -> list[Move]:
             if can_big_gin(s, hand):
                 moves.append(BIG_GIN_MOVE)
         return moves
-    if s.phase == LAST_CARD:
+    if phase == DRAW:
+        if s.discard and s.passes < 2:
+            return [DRAW_STOCK, DRAW_DISCARD]
+        return [DRAW_STOCK]
+    if phase == TAKE_OR_PASS:
+        return [DRAW_DISCARD, PASS]
+    if phase == LAST_CARD:
         moves = [PASS]
         if _last_card_useful(s, hand | (1 << s.discard[-1])):
             moves.append(DRAW_DISCARD)
         return moves
-    if s.phase == LAYOFF:
+    if phase == LAYOFF:
         moves = [DECLARE_BEST, DONE]
         for m in _own_melds_possible(hand):
             moves.append(MeldMove(m))
@@ -156,18 +157,14 @@ def _own_melds_possible(hand: int) -> list[int]:
 def apply(s: GameState, seat: int, move: Move, events: list[Event]) -> None:
     """Apply a Gin move to ``s`` (a private copy)."""
     phase = s.phase
-    if phase == TAKE_OR_PASS:
-        if isinstance(move, DrawDiscard):
-            s.passes = 0
-            draw_discard(s, events, DISCARD)
-        elif isinstance(move, Pass):
-            s.passes += 1
-            events.append(Event(EventKind.PASSED, seat, {"card": card_text(s.discard[-1])}))
-            if s.passes == 1:
-                s.to_act = (seat + 1) % 2
-            else:  # both passed: the non-dealer must draw from the stock
-                s.to_act = (s.dealer + 1) % 2
-                s.phase = DRAW
+    # the phases by how often they come (discard, draw, then the rest): one comparison for half of all moves
+    if phase == DISCARD:
+        if isinstance(move, Discard):
+            _discard(s, seat, move.card, events)
+        elif isinstance(move, Knock):
+            _knock(s, seat, move, events)
+        elif isinstance(move, BigGin):
+            _big_gin(s, seat, move, events)
         else:
             _wrong_phase(s, move)
     elif phase == DRAW:
@@ -180,13 +177,18 @@ def apply(s: GameState, seat: int, move: Move, events: list[Event]) -> None:
             draw_discard(s, events, DISCARD)
         else:
             _wrong_phase(s, move)
-    elif phase == DISCARD:
-        if isinstance(move, Discard):
-            _discard(s, seat, move.card, events)
-        elif isinstance(move, Knock):
-            _knock(s, seat, move, events)
-        elif isinstance(move, BigGin):
-            _big_gin(s, seat, move, events)
+    elif phase == TAKE_OR_PASS:
+        if isinstance(move, DrawDiscard):
+            s.passes = 0
+            draw_discard(s, events, DISCARD)
+        elif isinstance(move, Pass):
+            s.passes += 1
+            events.append(Event(EventKind.PASSED, seat, {"card": card_text(s.discard[-1])}))
+            if s.passes == 1:
+                s.to_act = (seat + 1) % 2
+            else:  # both passed: the non-dealer must draw from the stock
+                s.to_act = (s.dealer + 1) % 2
+                s.phase = DRAW
         else:
             _wrong_phase(s, move)
     elif phase == LAST_CARD:
