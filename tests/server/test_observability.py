@@ -142,9 +142,10 @@ def test_counters_follow_a_game(served: Served, redis_server: RedisProcess) -> N
         assert value(refused, "rummy_moves_total", outcome="refused", reason="NOT_YOUR_TURN") - value(
             after, "rummy_moves_total", outcome="refused", reason="NOT_YOUR_TURN"
         ) == 1
-        assert value(refused, "rummy_rpc_handled_total", method=SUBMIT, code="FAILED_PRECONDITION") - value(
-            after, "rummy_rpc_handled_total", method=SUBMIT, code="FAILED_PRECONDITION"
-        ) == 1
+        # (an error's status is counted just after gRPC sends it: abort() sends first, then raises)
+        failed = value(after, "rummy_rpc_handled_total", method=SUBMIT, code="FAILED_PRECONDITION") + 1
+        assert wait_for(served.metrics_url, "rummy_rpc_handled_total", failed, method=SUBMIT,
+                        code="FAILED_PRECONDITION") == failed  # fmt: skip
         assert value(refused, "rummy_moves_total", outcome="accepted", reason="") == value(
             after, "rummy_moves_total", outcome="accepted", reason=""
         )
@@ -286,7 +287,8 @@ def test_storage_failures_are_counted(private_redis: RedisProcess, tmp_path: Pat
             client.move(game, game.tokens[1], move_from_text("draw stock"))
         after = scrape(served.metrics_url)
         assert value(after, "rummy_moves_total", outcome="refused", reason="STORAGE_UNAVAILABLE") == 1
-        assert value(after, "rummy_rpc_handled_total", method=SUBMIT, code="UNAVAILABLE") == 1
+        # (an error's status is counted just after gRPC sends it: abort() sends first, then raises)
+        assert wait_for(served.metrics_url, "rummy_rpc_handled_total", 1, method=SUBMIT, code="UNAVAILABLE") == 1
 
         def errors(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float]) -> float:
             return sum(v for (name, _), v in samples.items() if name == "rummy_storage_errors_total")
