@@ -187,6 +187,24 @@ class LocalCluster:
                         return False
         return True
 
+    def replicas_in_sync(self) -> bool:
+        """Every live replica linked to its master and done with its first sync. A replica promoted before that
+        comes up without the data: WAIT answers 0 (after its timeout) while the first sync is still running."""
+        for node in self.nodes:
+            if node.running() and node.role() == "slave":
+                with node.client(socket_timeout=2) as conn:
+                    info = conn.info("replication")
+                if info.get("master_link_status") != "up" or info.get("master_sync_in_progress"):
+                    return False
+        return True
+
+    def wait_replicas_in_sync(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.replicas_in_sync():
+            if time.monotonic() > deadline:
+                raise RedisLaunchError(f"the replicas were not in sync within {timeout}s")
+            time.sleep(0.05)
+
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()
@@ -238,6 +256,8 @@ def start_cluster(
                 "--cluster-node-timeout", str(node_timeout_ms),
                 # a replica whose master was down long before still takes over: the tests kill masters
                 "--cluster-replica-validity-factor", "0",
+                # a replica's first sync starts at once (Redis 7 waits 5 s for more replicas to join it)
+                "--repl-diskless-sync-delay", "0",
                 *extra_args,
             ]  # fmt: skip
             nodes.append(ClusterNode(_start_node(root, index, exe, appendfsync, args)))
@@ -267,6 +287,8 @@ def start_cluster(
         for node in nodes:
             with node.client(socket_timeout=2) as conn:
                 node.node_id = conn.execute_command("CLUSTER", "MYID").decode()
+        # A test may kill a master at once: its replica must hold the data by then.
+        cluster.wait_replicas_in_sync(max(0.0, deadline - time.monotonic()) + 5.0)
         return cluster
     except BaseException:
         for node in nodes:

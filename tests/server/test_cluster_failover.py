@@ -185,18 +185,6 @@ def _shard_name(cluster: LocalCluster, master: ClusterNode) -> str:
     return ",".join(f"{lo}-{hi}" for lo, hi in ranges)
 
 
-def _replicas_in_sync(cluster: LocalCluster) -> bool:
-    """Every replica linked to its master and done with its first sync (a replica promoted before that would
-    come up without the games)."""
-    for node in cluster.nodes:
-        if node.running() and node.role() == "slave":
-            with node.client(socket_timeout=2) as conn:
-                info = conn.info("replication")
-            if info.get("master_link_status") != "up" or info.get("master_sync_in_progress"):
-                return False
-    return True
-
-
 def _wait(condition: object, what: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():  # type: ignore[operator]
@@ -217,7 +205,7 @@ def _stored(cluster: LocalCluster, game: Game, after: int) -> list[tuple[int, in
 
 def _failover_round(cluster: LocalCluster, tmp_path: Path, wait_args: list[str], label: str) -> dict[str, float]:
     """Two referees, games on every shard played and watched, a master killed mid-play: the figures."""
-    _wait(lambda: _replicas_in_sync(cluster), "the replicas in sync")
+    _wait(cluster.replicas_in_sync, "the replicas in sync")
     referees = [ServerProcess(cluster.url, log_dir=tmp_path, args=["--storage-timeout", "2", *wait_args])
                 for _ in range(2)]  # fmt: skip
     for referee in referees:

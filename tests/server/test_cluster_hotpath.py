@@ -188,7 +188,8 @@ def test_a_master_down_is_store_unavailable_and_not_applied_then_the_promoted_re
             replica = private_cluster.replica_of(master)
             assert replica is not None
             with master.client() as conn:
-                conn.execute_command("WAIT", 1, 5000)  # the replica has the game
+                # the replica has the game (WAIT answers how many replicas acknowledged it)
+                assert conn.execute_command("WAIT", 1, 5000) == 1
             master.kill()
             with pytest.raises(StoreUnavailable):
                 await store.load(gid)
