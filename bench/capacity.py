@@ -215,10 +215,13 @@ async def measure_connections(
     stub: referee_pb2_grpc.RefereeServiceStub, watches: int, db: Nodes, loaded: float, referees: int
 ) -> dict[str, float]:
     """connected_clients with ``watches`` WatchGame streams open (on as many games), against idle (after the
-    load: the connection pool as the load left it) and ``loaded`` (the most sampled under load)."""
-    idle = _clients(db)  # of all the referees: each holds its share; the watches below are on one of them
+    load and after making those games: the connection pool as they left it) and ``loaded`` (the most sampled
+    under load)."""
     drivers = [GameDriver(stub, random.Random(2000 + i)) for i in range(watches)]
+    # the games made (concurrently: the pool may open connections for them) before the idle count, so that the
+    # difference is the watching's alone
     await asyncio.gather(*(d.new_game() for d in drivers))
+    idle = _clients(db)  # of all the referees: each holds its share; the watches below are on one of them
     calls = [stub.WatchGame(rpb.WatchGameRequest(game_id=d.game_id), metadata=d.tokens[0]) for d in drivers]
     try:
         for call in calls:  # the first item (the snapshot) says the stream is set up on the referee
