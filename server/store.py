@@ -534,8 +534,10 @@ class GameStore:
         ttl = self.finished_ttl_s if match_over else self.idle_ttl_s
         args: list[str | bytes | int] = [
             base_version, progress_json, commit_id, fence_ms, idem, ttl, self.idem_ttl_s, joins, entry, clock_step,
-            "s" if self.sharded_events else "", base_version + 1,
+            base_version + 1,
         ]  # fmt: skip
+        if self.sharded_events:
+            args.append("s")
         keys = game_keys(game_id)
         first: tuple[str | bytes | int, ...] = ()
         if index is not None:

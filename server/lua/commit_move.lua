@@ -35,11 +35,11 @@ ARGV[10] the clock step (games with a time control; "" for none): "<op>,<next se
          seat's decision starts now. The log entry gets the clock after the commit appended (after its deflate
          stream): "|<stopped seat>,<spent ms>,<now>,<deadline - now>,<seat>,<remaining>,<autos>,..." (the next
          decision starts now; with no seat to act, -1 and 0 for the deadline)
-ARGV[11] "s": publish the new version with SPUBLISH (a Redis Cluster: the notification stays on the game's
+ARGV[11] the new version (base + 1)
+ARGV[12] "s": publish the new version with SPUBLISH (a Redis Cluster: the notification stays on the game's
          shard), else (or absent) PUBLISH
-ARGV[12] the new version (base + 1)
 
-The versions (ARGV[1], ARGV[12], the field "version") and ARGV[6] are integers in decimal (no sign, no leading
+The versions (ARGV[1], ARGV[11], the field "version") and ARGV[6] are integers in decimal (no sign, no leading
 zero), so the checks compare them as strings and the writes pass them on as given: a number handed to redis.call
 costs Redis a printf, a tonumber a strtod (the same values, for less Redis CPU per commit).
 
@@ -72,7 +72,7 @@ if not found[1] then
   return {"missing", 0}
 end
 
-if found[2] == ARGV[3] and found[1] == ARGV[12] then
+if found[2] == ARGV[3] and found[1] == ARGV[11] then
   return {"ok", base + 1}
 end
 
@@ -170,9 +170,9 @@ end
 
 local version = base + 1
 if clock then
-  redis.call("HSET", game, "state", ARGV[2], "version", ARGV[12], "commit", ARGV[3], "clock", clock)
+  redis.call("HSET", game, "state", ARGV[2], "version", ARGV[11], "commit", ARGV[3], "clock", clock)
 else
-  redis.call("HSET", game, "state", ARGV[2], "version", ARGV[12], "commit", ARGV[3])
+  redis.call("HSET", game, "state", ARGV[2], "version", ARGV[11], "commit", ARGV[3])
 end
 redis.call("RPUSH", log, entry)
 if ARGV[6] ~= "0" then
@@ -197,10 +197,10 @@ if key ~= "" then
     redis.call("SET", idem, (records or "") .. key .. packed)
   end
 end
-if ARGV[11] == "s" then
-  redis.call("SPUBLISH", KEYS[1] .. ":ev", ARGV[12])
+if ARGV[12] == "s" then
+  redis.call("SPUBLISH", KEYS[1] .. ":ev", ARGV[11])
 else
-  redis.call("PUBLISH", KEYS[1] .. ":ev", ARGV[12])
+  redis.call("PUBLISH", KEYS[1] .. ":ev", ARGV[11])
 end
 if tail then
   return {"ok", version, tail}
