@@ -48,7 +48,7 @@ from redis.crc import key_slot
 from server import deadlines
 from server.clocks import INDEX_SCRIPT, shard_keys, shard_of
 from server.gamelog import LogEntry, decode_entry, encode_entry, event_payload
-from server.hotpath import ClusterHotPath, HotPath, NotSent
+from server.hotpath import ClusterHotPath, CommitPacker, HotPath, NotSent
 from server.ports import END_OF_VERSION, Position
 from server.ports import CommitResult as CommitResult  # (re-exported: the adapter's own tests use them from here)
 from server.ports import StoredEvent as StoredEvent
@@ -357,6 +357,7 @@ class GameStore:
         self.background_pool_timeout_s = background_pool_timeout_s
         self._create = client.register_script(_script("create_game.lua"))
         self._commit = client.register_script(_script("commit_move.lua"))
+        self._commits = CommitPacker(self._commit.sha, hot_slot_cache)  # (as many games as the cluster's slot cache)
         self._hot = _hot_path(client, max_redirects=hot_max_redirects, tryagain_s=hot_tryagain_s,
                               refresh_gap_s=hot_refresh_gap_s, slot_cache=hot_slot_cache)  # fmt: skip
         # on a cluster the other single-key reads (the event log's, mostly) take the pipelined connections too:
@@ -534,8 +535,10 @@ class GameStore:
         ttl = self.finished_ttl_s if match_over else self.idle_ttl_s
         args: list[str | bytes | int] = [
             base_version, progress_json, commit_id, fence_ms, idem, ttl, self.idem_ttl_s, joins, entry, clock_step,
-            "s" if self.sharded_events else "",
+            base_version + 1,
         ]  # fmt: skip
+        if self.sharded_events:
+            args.append("s")
         keys = game_keys(game_id)
         first: tuple[str | bytes | int, ...] = ()
         if index is not None:
@@ -658,6 +661,8 @@ class GameStore:
                 if first:
                     return await self._hot.call_pair(timeout_s, first, ("EVALSHA", self._commit.sha, len(keys),
                                                                         *keys, *args), wait_s=wait_s)  # fmt: skip
+                if type(self._hot) is HotPath:  # (a cluster's routes the command by its arguments)
+                    return await self._hot.call(timeout_s, wait_s=wait_s, packed=self._commits.pack(keys, args))
                 return await self._hot.call(timeout_s, "EVALSHA", self._commit.sha, len(keys), *keys, *args,
                                             wait_s=wait_s)  # fmt: skip
             except rexc.NoScriptError:  # a Redis restarted without its script cache

@@ -384,3 +384,35 @@ def test_the_hot_path_writes_the_commands_of_one_loop_turn_together(redis_server
             await client.aclose()
 
     asyncio.run(main())
+
+
+def test_commits_store_and_publish_each_version_in_decimal(redis_server: RedisProcess) -> None:
+    # commit_move.lua passes the versions on as the text given (not Lua numbers): the field holds the same decimal
+    # text a Lua number wrote, the channel gets it, and the checks by text agree with the checks by number
+    async def body(store: GameStore) -> None:
+        gid = new_id()
+        await make_game(store, gid)
+        pubsub = store.client.pubsub()
+        await pubsub.subscribe(f"{game_key(gid)}:ev")
+        published: list[bytes] = []
+        for v in range(12):
+            done = await commit(store, gid, base_version=v, events=[], progress_json=f"s{v + 1}", commit_id=f"c{v}")
+            assert done == CommitResult("ok", version=v + 1)
+            assert await store.client.hget(game_key(gid), "version") == str(v + 1).encode()  # type: ignore[misc]
+        again = await commit(store, gid, base_version=10, events=[], progress_json="s11", commit_id="c10")
+        assert again == CommitResult("conflict", version=12)  # c10 made version 11, and the game moved on
+        again = await commit(store, gid, base_version=11, events=[], progress_json="s12", commit_id="c11")
+        assert again == CommitResult("ok", version=12)  # the very commit that made version 12: ok, nothing written
+        assert await commit(store, gid, base_version=1, events=[], progress_json="x", commit_id="n") == CommitResult(
+            "conflict", version=12
+        )
+        deadline = time.monotonic() + 5
+        while len(published) < 12 and time.monotonic() < deadline:
+            message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
+            if message is not None:
+                published.append(message["data"])
+        assert published == [str(v).encode() for v in range(1, 13)]
+        assert await store.client.llen(log_key(gid)) == 13  # type: ignore[misc]
+        await pubsub.aclose()
+
+    run(redis_server, body)
