@@ -106,7 +106,7 @@ def view(state: GameState, viewer: int) -> ViewDict:
         "dealer": s.dealer,
         "hand_no": s.hand_no,
         "hand_sizes": [h.bit_count() for h in s.hands],
-        "known_cards": [_cards(k) for k in s.known],
+        "known_cards": [_cards(k) if k else [] for k in s.known],  # mostly none: no call for those
         "melds": [m.to_dict() for m in s.melds],
         "discard_pile": list(map(_TEXT, s.discard)),
         "stock_size": len(s.stock),
