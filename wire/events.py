@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 from google.protobuf import struct_pb2
+from google.protobuf.internal import well_known_types
 
 import engine
 from engine.events import EventDict, EventKind
@@ -33,10 +34,46 @@ _HAND_TYPED = {"hand_no", "reason", "winner", "points", "hands", "hand_values", 
 
 
 def struct(d: Mapping[str, Any]) -> struct_pb2.Struct:
-    """A Struct of a JSON-able dict."""
+    """A Struct of a JSON-able dict (what ``Struct.update`` makes of it, without its Python calls per value)."""
     s = struct_pb2.Struct()
-    s.update(d)
+    _fill_struct(s.fields, d)
     return s
+
+
+def _fill_struct(fields: Any, d: Mapping[str, Any]) -> None:
+    for k, v in d.items():
+        _fill_value(fields[k], v)
+
+
+def _fill_value(target: struct_pb2.Value, value: Any) -> None:
+    # Struct.update's _SetStructValue for the plain types of JSON (exactly these types: True is an int, a StrEnum
+    # a str), each list's strings and numbers set in the loop; anything else as _SetStructValue sets it.
+    t = type(value)
+    if t is str:
+        target.string_value = value
+    elif t is int or t is float:
+        target.number_value = value
+    elif t is list:
+        values = target.list_value
+        values.Clear()  # (as _SetStructValue: the list is set even when empty)
+        add = values.values.add
+        for x in value:
+            tx = type(x)
+            if tx is str:
+                add().string_value = x
+            elif tx is int or tx is float:
+                add().number_value = x
+            else:
+                _fill_value(add(), x)
+    elif t is dict:
+        inner = target.struct_value
+        inner.Clear()
+        _fill_struct(inner.fields, value)
+    else:
+        _set_struct_value(target, value)
+
+
+_set_struct_value = well_known_types._SetStructValue
 
 
 def event_to_proto(
