@@ -1,5 +1,6 @@
 """The server's side of the wire: request specs and response envelopes on top of the one wire codec (``wire``),
-with the server's caches (server.memo) for what recurs: event data, hand results, legal moves.
+with the server's caches (server.memo) for what recurs: event data and whole events, hand results, legal moves,
+a view's seats and last hand in wire format.
 
 Inbound, ``wire`` raises ``wire.Malformed`` for a malformed message and lets the engine's ``InvalidMoveError``
 (e.g. INVALID_CARD for unknown card text) through; both become INVALID_ARGUMENT (server.errors).

@@ -3,7 +3,8 @@
 also ``clocks`` and ``deadline_ms``).
 
 ``view_to_proto`` fills a message in place with the fields the view has (every field given to a upb constructor
-costs, even an empty list); the server passes its caches for the parts that recur (hand results, legal moves).
+costs, even an empty list); the server passes its caches for the parts that recur (hand results, legal moves, and
+the seats, legal moves and last hand in wire format: ``seats_bytes``, ``legal_move_bytes``, ``last_hand_bytes``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import wire
 from engine.options import rules_from_profile
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from server import codec
+from server import codec, memo
 from server.memo import freeze
 from server.model import MoveOutcome
 from wire import events as wire_events
@@ -70,3 +70,16 @@ def test_seats_of_another_tuple_are_not_taken_for_cached_ones() -> None:
     codec._fill_view(view, outcome.view)
     codec._fill_view(view := pb.GameView(), renamed)
     assert [s.display_name for s in view.seats] == ["Z", "Z"] and all(s.open for s in view.seats)
+
+
+def test_the_pieces_tables_stay_within_their_bounds() -> None:
+    try:
+        memo.configure(64, 0.05)
+        for seed in range(3):
+            for outcome in _outcomes("gin", seed, 300):
+                codec.move_response_to_proto(outcome)
+        for table in memo.tables():
+            assert len(table) <= table.max_entries and table.nbytes <= table.max_bytes, table.name
+        assert {"view_seats", "last_hand_bytes", "events"} <= {t.name for t in memo.tables()}
+    finally:
+        memo.configure()
