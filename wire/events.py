@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 from google.protobuf import struct_pb2
-from google.protobuf.internal import well_known_types
 
 import engine
 from engine.events import EventDict, EventKind
@@ -46,8 +45,8 @@ def _fill_struct(fields: Any, d: Mapping[str, Any]) -> None:
 
 
 def _fill_value(target: struct_pb2.Value, value: Any) -> None:
-    # Struct.update's _SetStructValue for the plain types of JSON (exactly these types: True is an int, a StrEnum
-    # a str), each list's strings and numbers set in the loop; anything else as _SetStructValue sets it.
+    # What Struct.update sets, for the plain types of JSON (exactly these types: True is an int, a StrEnum a str),
+    # each list's strings and numbers set in the loop; anything else by Struct.update itself.
     t = type(value)
     if t is str:
         target.string_value = value
@@ -65,15 +64,18 @@ def _fill_value(target: struct_pb2.Value, value: Any) -> None:
                 add().number_value = x
             else:
                 _fill_value(add(), x)
+    elif value is None:
+        target.null_value = 0  # type: ignore[assignment]  # NULL_VALUE, as Struct.update sets it
+    elif t is bool:
+        target.bool_value = value
     elif t is dict:
         inner = target.struct_value
         inner.Clear()
         _fill_struct(inner.fields, value)
-    else:
-        _set_struct_value(target, value)
-
-
-_set_struct_value = well_known_types._SetStructValue
+    else:  # a tuple, a subclass of str or int, a Struct, ...: as Struct.update sets it
+        holder = struct_pb2.Struct()
+        holder.update({"": value})
+        target.CopyFrom(holder.fields[""])
 
 
 def event_to_proto(
