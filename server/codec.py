@@ -1,6 +1,6 @@
 """The server's side of the wire: request specs and response envelopes on top of the one wire codec (``wire``),
-with the server's caches (server.memo) for what recurs: event data and whole events, hand results, legal moves,
-a view's seats and last hand in wire format.
+with the server's caches (server.memo) for what recurs: event data, hand results, legal moves, a view's seats and
+last hand in wire format.
 
 Inbound, ``wire`` raises ``wire.Malformed`` for a malformed message and lets the engine's ``InvalidMoveError``
 (e.g. INVALID_CARD for unknown card text) through; both become INVALID_ARGUMENT (server.errors).
@@ -149,33 +149,7 @@ def event_to_proto(d: EventData) -> pb.Event:
 
 
 def _fill_event(event: pb.Event, d: EventData) -> None:
-    # The service's event dicts end with "version" and "index" (the rest: event_for's): the event's other fields
-    # (kind, seat, data, payload) are found in wire format by those items, as _event_body finds its bytes, and
-    # merged in at once. Clock events (numbers that never recur) and events with a list or dict inside: built.
-    items = tuple(d.items())
-    if len(items) > 2 and items[-1][0] == "index" and items[-2][0] == "version" and d["kind"] not in _CLOCK_KINDS:
-        key = (items[:-2], tuple(map(type, d.values())))
-        try:
-            cached = _EVENTS.get(key)
-        except TypeError:  # a list or dict inside
-            events.fill_event(event, d, _event_data, _event_body)
-            return
-        if cached is None:
-            made = pb.Event()
-            events.fill_event(made, d, _event_data, _event_body)
-            made.ClearField("version")
-            made.ClearField("index")
-            encoded = made.SerializeToString(deterministic=True)
-            cached = _EVENTS.put(key, encoded, _ENTRY_BYTES + 2 * len(encoded) + len(items) * 64)
-        event.version = d["version"]
-        event.index = d["index"]
-        event.MergeFromString(cached)
-        return
     events.fill_event(event, d, _event_data, _event_body)
-
-
-_CLOCK_KINDS = frozenset(("clock_started", "clock_stopped"))
-_EVENTS: Memo[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]], bytes] = Memo("events", 2.0)
 
 
 _EVENT_BODIES: Memo[tuple[str, tuple[tuple[str, Any], ...], tuple[type, ...]], bytes] = Memo("event_bodies", 2.0)
