@@ -273,10 +273,10 @@ _INTERNED_MOVE_BYTES: dict[int, bytes] = {id(m): wire.legal_move_bytes(m) for m 
 
 
 def _legal_bytes(legal: Sequence[engine.Move]) -> bytes:
-    parts = list(map(_INTERNED_MOVE_BYTES.get, map(id, legal)))
-    if None in parts:  # a meld, a lay-off, ...: move by move
+    try:
+        return b"".join(map(_INTERNED_MOVE_BYTES.get, map(id, legal)))  # type: ignore[arg-type]  # None: below
+    except TypeError:  # a None: a meld, a lay-off, ...: move by move
         return b"".join([_legal_move_bytes(m) for m in legal])
-    return b"".join(parts)  # type: ignore[arg-type]  # no None (tested above)
 
 
 _LAST_HANDS: Memo[int, tuple[Mapping[str, Any], bytes]] = Memo("last_hand_bytes", 0.25)
