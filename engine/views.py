@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
-from engine.cards import CARD_TEXTS, card_text, cards_of
+from engine.cards import CARD_TEXTS, cards_of
 from engine.state import REFEREE, SPECTATOR, GameState
 
 _TEXT = CARD_TEXTS.__getitem__  # card_text without a Python call per card: views are on the referee's hot path
+_BIT_COUNT = int.bit_count
 
 
 class LayoffDict(TypedDict):
@@ -105,12 +106,12 @@ def view(state: GameState, viewer: int) -> ViewDict:
         "to_act": s.to_act,
         "dealer": s.dealer,
         "hand_no": s.hand_no,
-        "hand_sizes": [h.bit_count() for h in s.hands],
-        "known_cards": [_cards(k) for k in s.known],
-        "melds": [m.to_dict() for m in s.melds],
+        "hand_sizes": list(map(_BIT_COUNT, s.hands)),
+        "known_cards": [_cards(k) if k else [] for k in s.known],  # mostly none: no call for those
+        "melds": [m.to_dict() for m in s.melds] if s.melds else [],  # Gin: none before a knock
         "discard_pile": list(map(_TEXT, s.discard)),
         "stock_size": len(s.stock),
-        "taken_card": card_text(s.taken) if s.taken >= 0 else None,
+        "taken_card": _TEXT(s.taken) if s.taken >= 0 else None,
         "turns": s.turns,
         "scores": list(s.scores),
         "boxes": list(s.boxes),
@@ -119,7 +120,7 @@ def view(state: GameState, viewer: int) -> ViewDict:
         "result": s.result,
     }
     if r.game == "gin":
-        v["upcard"] = card_text(s.upcard)
+        v["upcard"] = _TEXT(s.upcard)
         v["knock_limit"] = s.knock_limit
         v["knock"] = (
             {"knocker": s.knocker, "deadwood": s.knock_deadwood, "deadwood_cards": _cards(s.known[s.knocker])}

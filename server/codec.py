@@ -1,5 +1,6 @@
 """The server's side of the wire: request specs and response envelopes on top of the one wire codec (``wire``),
-with the server's caches (server.memo) for what recurs: event data, hand results, legal moves.
+with the server's caches (server.memo) for what recurs: event data, hand results, legal moves, a view's seats and
+last hand in wire format.
 
 Inbound, ``wire`` raises ``wire.Malformed`` for a malformed message and lets the engine's ``InvalidMoveError``
 (e.g. INVALID_CARD for unknown card text) through; both become INVALID_ARGUMENT (server.errors).
@@ -10,13 +11,14 @@ additions: version, seats, legal moves as engine moves).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from google.protobuf import struct_pb2
 
 import engine
 import wire
+from engine import moves
 from engine.timeouts import DEFAULT_MAX_AUTO_MOVES
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
@@ -223,7 +225,70 @@ def view_to_proto(v: ViewData) -> pb.GameView:
 
 
 def _fill_view(view: pb.GameView, v: ViewData) -> None:
-    wire.fill_view(view, v, _hand_result, _legal_move_bytes)
+    wire.fill_view(view, v, _hand_result, _legal_move_bytes, pieces=_view_pieces)
+
+
+def _view_pieces(v: ViewData) -> bytes | None:
+    # The parts of a view that recur from one move to the next (the seats, the legal moves, the last hand), in
+    # wire format from their caches, merged into the view at once (one parse in C, no message built).
+    seats = _seats_bytes(v)
+    if seats is None:
+        return None
+    if legal := v.get("legal_moves"):
+        seats += _legal_bytes(legal)
+    if (last := v.get("last_hand")) is not None:
+        seats += _last_hand_bytes(last)
+    return seats
+
+
+_SEATS: Memo[tuple[Any, ...], tuple[object, bytes]] = Memo("view_seats")
+
+
+def _seats_bytes(v: ViewData) -> bytes | None:
+    # A game's seats change only with the hand sizes, known cards, scores and boxes (and its names, a new tuple
+    # from server.cache.public_seats when they change): found by the seats' identity (the entry holds them, so an
+    # id is not reused while it is cached) and those values. None (built with the view) for a list of seats (an
+    # old answer's, seats_at) and Hollywood's per-game scores.
+    seats = v["seats"]
+    if type(seats) is not tuple or "games" in v:
+        return None
+    key = (id(seats), tuple(v["hand_sizes"]), tuple(map(tuple, v["known_cards"])), tuple(v["scores"]),
+           tuple(v["boxes"]))  # fmt: skip
+    hit = _SEATS.get(key)
+    if hit is None or hit[0] is not seats:
+        encoded = wire.seats_bytes(v)
+        hit = _SEATS.put(key, (seats, encoded), _ENTRY_BYTES + 2 * len(encoded) + 32 * len(key[2]) + 64)
+    return hit[1]
+
+
+# The engine's own move objects (engine.moves: the draws, pass, done, declare, big gin, each discard and knock
+# of no melds given) live as long as the process, so their ids are never another object's: a legal move's bytes
+# are found by its id, in C, without hashing a dataclass (a Python call per move).
+_INTERNED_MOVES: tuple[engine.Move, ...] = (  # held here too: their ids stay theirs
+    *(moves.DRAW_STOCK, moves.DRAW_DISCARD, moves.PASS, moves.DONE, moves.DECLARE_BEST, moves.BIG_GIN_MOVE),
+    *moves.DISCARDS,
+    *moves.KNOCKS,
+)
+_INTERNED_MOVE_BYTES: dict[int, bytes] = {id(m): wire.legal_move_bytes(m) for m in _INTERNED_MOVES}
+
+
+def _legal_bytes(legal: Sequence[engine.Move]) -> bytes:
+    try:
+        return b"".join(map(_INTERNED_MOVE_BYTES.get, map(id, legal)))  # type: ignore[arg-type]  # None: below
+    except TypeError:  # a None: a meld, a lay-off, ...: move by move
+        return b"".join([_legal_move_bytes(m) for m in legal])
+
+
+_LAST_HANDS: Memo[int, tuple[Mapping[str, Any], bytes]] = Memo("last_hand_bytes", 0.25)
+
+
+def _last_hand_bytes(d: Mapping[str, Any]) -> bytes:
+    # GameView.last_hand, as _hand_result finds it (by identity: the entry holds its dict), in wire format
+    hit = _LAST_HANDS.get(id(d))
+    if hit is None or hit[0] is not d:
+        encoded = wire.last_hand_bytes(_hand_result(d))
+        hit = _LAST_HANDS.put(id(d), (d, encoded), 2 * _ENTRY_BYTES + 3 * len(encoded))
+    return hit[1]
 
 
 def move_response_to_proto(r: MoveOutcome) -> rpb.SubmitMoveResponse:

@@ -3,7 +3,8 @@
 also ``clocks`` and ``deadline_ms``).
 
 ``view_to_proto`` fills a message in place with the fields the view has (every field given to a upb constructor
-costs, even an empty list); the server passes its caches for the parts that recur (hand results, legal moves).
+costs, even an empty list); the server passes its caches for the parts that recur (hand results, legal moves, and
+the seats, legal moves and last hand in wire format: ``seats_bytes``, ``legal_move_bytes``, ``last_hand_bytes``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,22 @@ def legal_move_bytes(move: engine.Move) -> bytes:
     return pb.GameView(legal_moves=[move_to_proto(move)]).SerializeToString()
 
 
+def seats_bytes(v: GameViewDict) -> bytes:
+    """GameView.seats of a view dict in wire format (what ``fill_view`` fills in), merged in at once
+    (MergeFromString) from a caller's cache of it: the seats change only with hand sizes, known cards, scores,
+    boxes and names."""
+    view = pb.GameView()
+    _fill_seats(view.seats, v)
+    return view.SerializeToString()
+
+
+def last_hand_bytes(result: pb.HandResult) -> bytes:
+    """GameView.last_hand in wire format, for a caller's cache of it (merged in as ``seats_bytes``)."""
+    view = pb.GameView()
+    view.last_hand.CopyFrom(result)
+    return view.SerializeToString()
+
+
 def _fill_seats(seats: Any, v: GameViewDict) -> None:
     # each SeatView made in place (``add``): a message built apart would be copied into the view; its fields set
     # one by one (upb's keyword arguments cost more than twice as much)
@@ -110,9 +127,15 @@ def fill_view(
     v: GameViewDict,
     hand_result: Callable[[Mapping[str, Any]], pb.HandResult] = hand_result_to_proto,
     move_bytes: Callable[[engine.Move], bytes] = legal_move_bytes,
+    *,
+    pieces: Callable[[GameViewDict], bytes | None] | None = None,
 ) -> None:
     """Fills ``view`` in place (a response's own view: no copy of a finished GameView into it). ``hand_result``
-    and ``move_bytes`` encode the last hand's result and each legal move (a caller's cached ones)."""
+    and ``move_bytes`` encode the last hand's result and each legal move (a caller's cached ones). ``pieces``,
+    when given, may instead give the seats, the legal moves and the last hand at once in wire format (a caller's
+    cache of ``seats_bytes``, ``legal_move_bytes`` and ``last_hand_bytes``, joined), merged in at once; None:
+    built here."""
+    encoded = pieces(v) if pieces is not None else None
     view.game_id = v["game_id"]
     view.version = v["version"]
     view.viewer_role = ROLES[v["role"]]
@@ -120,7 +143,14 @@ def fill_view(
     view.phase = PHASES[v["phase"]]
     view.dealer = v["dealer"]
     view.hand_number = v["hand_no"]
-    _fill_seats(view.seats, v)
+    if encoded is not None:
+        view.MergeFromString(encoded)
+    else:
+        _fill_seats(view.seats, v)
+        if legal := v.get("legal_moves"):
+            view.MergeFromString(b"".join([move_bytes(m) for m in legal]))
+        if (last := v.get("last_hand")) is not None:
+            view.last_hand.CopyFrom(hand_result(last))
     view.discard_pile.extend(v["discard_pile"])
     view.stock_size = v["stock_size"]
     view.turns = v["turns"]
@@ -129,8 +159,6 @@ def fill_view(
         view.hand.extend(hand)
     if v["melds"]:
         view.melds.extend(table_meld_to_proto(m) for m in v["melds"])
-    if legal := v.get("legal_moves"):
-        view.MergeFromString(b"".join([move_bytes(m) for m in legal]))
     if (ended := v.get("games_ended")) is not None:
         view.hollywood_games_ended.extend(ended)
     if (hands := v.get("hands")) is not None:
@@ -153,8 +181,6 @@ def fill_view(
         knock.knocker = k["knocker"]
         knock.deadwood = k["deadwood"]
         knock.deadwood_cards.extend(k["deadwood_cards"])
-    if (last := v.get("last_hand")) is not None:
-        view.last_hand.CopyFrom(hand_result(last))
     if (result := v.get("result")) is not None:
         view.result.CopyFrom(match_result_to_proto(result))
     if (clocks := v.get("clocks")) is not None:
