@@ -254,9 +254,24 @@ def _pile_sum(pile: tuple[int, ...]) -> int:
 
 # The last pile summed of each kind, and its sum: a move changes the stock or the discard pile, rarely both, so the
 # other one is the same tuple as in the state checked before (a tuple never changes: the same object, the same sum;
-# the memo holds the tuple, so its id cannot be reused). One tuple each, replaced whole: safe between threads.
+# the memo holds the tuple, so its id cannot be reused). The changed one is most often the memo's pile less its top
+# card (a draw) or plus one card (a discard): a comparison in C, one card's mask taken off or added, and not the whole
+# pile summed again. One tuple each, replaced whole: safe between threads.
 _stock_memo: tuple[tuple[int, ...], int] = ((), 0)
 _discard_memo: tuple[tuple[int, ...], int] = ((), 0)
+
+
+def _pile_sum_after(pile: tuple[int, ...], memo: tuple[tuple[int, ...], int]) -> int:
+    """``_pile_sum(pile)``, from ``memo`` (an earlier pile and its sum) when ``pile`` is that pile less its top card
+    or plus one card on top (the same sum, by arithmetic: the memo's sum less or plus that card's one-bit mask)."""
+    old, total = memo
+    n = len(pile)
+    if n == len(old) - 1:
+        if pile == old[:-1]:
+            return total - _BIT[old[-1]]
+    elif n == len(old) + 1 and pile[:-1] == old:
+        return total + _BIT[pile[-1]]
+    return _pile_sum(pile)
 
 
 def check_cards(state: GameState) -> None:
@@ -269,13 +284,13 @@ def check_cards(state: GameState) -> None:
     if memo[0] is stock:
         seen = memo[1]
     else:
-        seen = _pile_sum(stock)
+        seen = _pile_sum_after(stock, memo)
         _stock_memo = (stock, seen)
     memo = _discard_memo
     if memo[0] is discard:
         seen += memo[1]
     else:
-        in_discard = _pile_sum(discard)
+        in_discard = _pile_sum_after(discard, memo)
         _discard_memo = (discard, in_discard)
         seen += in_discard
     total = seen.bit_count()
