@@ -13,6 +13,7 @@ import secrets
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+from operator import lt
 from typing import TypedDict
 
 from engine.cards import DECK_SIZE, card_text
@@ -55,6 +56,8 @@ def random_seed() -> bytes:
 
 _SPAN = 1 << 32
 _WORDS = struct.Struct(">8I")  # one SHA-256 digest: eight big-endian 32-bit words
+#: the rejection bounds of a deck's draws in a shuffle's order, n = 52 down to 2: a word is accepted below n's bound
+_LIMITS_DOWN: tuple[int, ...] = tuple(_SPAN - _SPAN % n for n in range(DECK_SIZE, 1, -1))
 
 
 def _words(prefix: bytes) -> Iterator[int]:
@@ -97,6 +100,14 @@ def shuffled(cards: list[int], seed: bytes, label: str) -> list[int]:
     words = list(
         struct.unpack(f">{8 * blocks}I", b"".join([sha(prefix + k.to_bytes(8, "big")).digest() for k in range(blocks)]))
     )
+    limits = _LIMITS_DOWN
+    if need <= len(limits) and all(map(lt, words, limits[len(limits) - need :])):
+        # no word rejected (the rule for a deck's shuffle: a rejection comes about once in 80 million): each draw is
+        # the next word, as below, without a bound to compute and an index to keep per card
+        for i, x in zip(range(need, 0, -1), words, strict=False):  # (words: whole digests, need or more)
+            j = x % (i + 1)
+            out[i], out[j] = out[j], out[i]
+        return out
     k = 0
     for i in range(need, 0, -1):
         n = i + 1

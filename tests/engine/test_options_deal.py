@@ -477,3 +477,15 @@ def test_seeded_shuffle_matches_its_plain_definition() -> None:
     plain = [x for x in (int.from_bytes(words[i : i + 4], "big") for i in range(0, len(words), 4)) if x < 2**31 + 1]
     stream = SeededStream(seed, "x")
     assert [stream.below(2**31 + 1) for _ in range(20)] == [x % (2**31 + 1) for x in plain[:20]]
+
+
+def test_seeded_shuffle_with_a_rejected_word_matches_its_plain_definition(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shuffle's way without a rejection and its way word by word agree: with bounds that make the first test
+    fail (as a rejected word would), the shuffle is still its plain definition."""
+    from engine import deal
+
+    rng = random.Random(14)
+    monkeypatch.setattr(deal, "_LIMITS_DOWN", (0,) * len(deal._LIMITS_DOWN))  # every word "rejected" by the check
+    for i in range(50):
+        seed, cards = rng.randbytes(16), list(range(52 - i))
+        assert deal.shuffled(cards, seed, f"deal:{i}") == _plain_shuffle(cards, seed, f"deal:{i}")
