@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from operator import itemgetter
-
 from engine.cards import CARD_VALUE, card_text, cards_of, mask_text, mask_value, top_value
 from engine.errors import IllegalMoveError
 from engine.events import EventKind
@@ -94,12 +92,26 @@ def can_big_gin(s: GameState, hand: int) -> bool:
 # ----------------------------------------------------------------------------------------------- legal moves
 
 
+def _discard_rows(suit: int) -> tuple[tuple[Discard, ...], ...]:
+    """For each 13-bit row (a suit's ranks as bits): the discards of that row's cards of ``suit``, in card order."""
+    rows: list[tuple[Discard, ...]] = [()]
+    base = DISCARDS[suit * 13 : suit * 13 + 13]
+    for row in range(1, 1 << 13):
+        low = row & -row  # the row's lowest card, then the row without it (already made)
+        rows.append((base[low.bit_length() - 1], *rows[row ^ low]))
+    return tuple(rows)
+
+
+#: per suit, per 13-bit row of a hand (as ``cards_of`` splits a mask): the discards of that row's cards, in card
+#: order (about 3 MB, as ``cards_of``'s own table)
+_DISCARD_ROWS = tuple(_discard_rows(suit) for suit in range(4))
+
+
 def _discards(held: int) -> list[Move]:
-    """The discards of the cards in ``held``, in card order."""
-    cards = cards_of(held)
-    if len(cards) > 1:  # the moves picked by one itemgetter, in C
-        return list(itemgetter(*cards)(DISCARDS))
-    return [DISCARDS[c] for c in cards]
+    """The discards of the cards in ``held``, in card order: its four suits' rows of moves joined into one list (no
+    tuple of cards made and no moves picked one by one: half the instructions)."""
+    dr = _DISCARD_ROWS
+    return [*dr[0][held & 0x1FFF], *dr[1][(held >> 13) & 0x1FFF], *dr[2][(held >> 26) & 0x1FFF], *dr[3][held >> 39]]
 
 
 def legal_moves(s: GameState) -> list[Move]:
