@@ -1,5 +1,5 @@
 """The server's side of the wire: request specs and response envelopes on top of the one wire codec (``wire``),
-with the server's caches (server.memo) for what recurs: event data, hand results, legal moves, a view's seats and
+with the server's caches (server.memo) for what recurs: event bodies, hand results, legal moves, a view's seats and
 last hand in wire format.
 
 Inbound, ``wire`` raises ``wire.Malformed`` for a malformed message and lets the engine's ``InvalidMoveError``
@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-from google.protobuf import struct_pb2
 
 import engine
 import wire
@@ -142,14 +140,14 @@ def _legal_move_bytes(move: engine.Move) -> bytes:
 
 def event_to_proto(d: EventData) -> pb.Event:
     """An Event from a viewer's event dict (``engine.event_for`` plus "version" and "index"), with the memoized
-    data Structs and event bodies."""
+    event bodies."""
     event = pb.Event()
-    events.fill_event(event, d, _event_data, _event_body)
+    events.fill_event(event, d, body=_event_body)
     return event
 
 
 def _fill_event(event: pb.Event, d: EventData) -> None:
-    events.fill_event(event, d, _event_data, _event_body)
+    events.fill_event(event, d, body=_event_body)
 
 
 _EVENT_BODIES: Memo[tuple[str, tuple[tuple[str, Any], ...], tuple[type, ...]], bytes] = Memo("event_bodies", 2.0)
@@ -171,28 +169,9 @@ def _event_body(kind: str, data: dict[str, Any]) -> bytes | None:
     return cached
 
 
-_EVENT_DATA: Memo[tuple[tuple[tuple[str, Any], ...], tuple[type, ...]], struct_pb2.Struct] = Memo("event_data", 2.0)
-
-
-def _event_data(data: dict[str, Any]) -> struct_pb2.Struct:
-    # Most events carry a few plain values ({"card": "TD"}, {"source": "stock", ...}) that recur: their Struct is
-    # built once (Struct.update is Python, and the slowest part of an event). The key has the values' types, as
-    # True == 1 but a Struct tells them apart.
-    try:
-        key = (tuple(data.items()), tuple(map(type, data.values())))
-        cached = _EVENT_DATA.get(key)
-    except TypeError:  # a list or dict inside: not cached
-        return events.struct(data)
-    if cached is None:
-        cached = events.struct(data)
-        _EVENT_DATA.put(key, cached, _ENTRY_BYTES + _PROTO_FACTOR * (cached.ByteSize() + len(key[0]) * 64))
-    return cached
-
-
 _HAND_RESULTS: Memo[int, tuple[Mapping[str, Any], pb.HandResult]] = Memo("hand_results")
 _HAND_RESULT_TEXTS: Memo[str, pb.HandResult] = Memo("hand_result_texts", 0.25)
-# Bounds (server.memo) count a protobuf message as a few times its wire size, and a fixed cost per entry.
-_PROTO_FACTOR = 4
+# Bounds (server.memo) count a fixed cost per entry besides what it holds.
 _ENTRY_BYTES = 256
 
 

@@ -32,7 +32,7 @@ def test_a_memo_table_is_bounded_by_entries_and_by_bytes() -> None:
 
 def test_configure_resizes_every_table_by_its_share() -> None:
     names = {t.name for t in memo.tables()}
-    assert {"parsed_meta", "parsed_config", "public_seats", "presented_tokens", "move_dicts", "event_data",
+    assert {"parsed_meta", "parsed_config", "public_seats", "presented_tokens", "move_dicts", "event_bodies",
             "hand_results", "hand_result_texts"} <= names  # fmt: skip
     try:
         memo.configure(100, 1.0)
@@ -55,7 +55,7 @@ def test_the_referees_tables_stay_within_their_bounds_over_many_distinct_values(
             seat = {"kind": "bot", "name": f"n{i}", "auth": ""}
             meta = json.dumps({"profile": "gin", "seats": [seat], "spectator": "", "spectators": False}).encode()
             cache.public_seats(meta)
-            codec._event_data({"card": engine.card_text(i % 52), "n": i})
+            codec._event_body("test", {"card": engine.card_text(i % 52), "n": i})
         for table in memo.tables():
             assert len(table) <= table.max_entries and table.nbytes <= table.max_bytes, table.name
     finally:
