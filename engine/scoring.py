@@ -16,9 +16,11 @@ def record_hand_win(s: GameState, winner: int, points: int) -> list[int]:
     if not r.hollywood:
         s.scores = _add(s.scores, winner, points)
         return []
+    # "had a score in game g-1": a win entered there (its box), even one of no points (RULES.md 2: "1st win in
+    # game 1, 2nd in games 1 and 2")
     entered = [
         g for g in range(N_HOLLYWOOD)
-        if not s.games_ended[g] and (g == 0 or s.games[g - 1][winner] > 0 or s.games_ended[g - 1])
+        if not s.games_ended[g] and (g == 0 or s.game_boxes[g - 1][winner] > 0 or s.games_ended[g - 1])
     ]
     games = list(s.games)
     boxes = list(s.game_boxes)

@@ -1047,6 +1047,21 @@ def test_hollywood_player_shut_out_of_game_one_starts_game_two() -> None:
     assert s.phase != "match_over"
 
 
+def test_hollywood_a_win_of_no_points_still_counts_as_a_score_in_its_game() -> None:
+    """RULES.md 2, `hollywood-gin`: "1st win in game 1, 2nd in games 1 and 2": a win counts by being entered,
+    not by its points. With `undercut_bonus` 0, seat 1 undercuts K = D = 9 for 0 points (entered in game 1);
+    its next win goes into games 1 and 2."""
+    s = start(gin(hollywood=True, undercut_bonus=0),
+              gin_deal(dealer=1, hands=[K9, "JS QS KS 5D 6D 7D AC 2C 3C 9D"], upcard="5S", stock_top_first="KC"),
+              win_deal(dealer=1, winner=1, loser_deadwood=5))
+    s, events = play(s, "draw stock", "knock KC", Declare())
+    record = hand_ended(events)
+    assert (record["reason"], record["winner"], record["points"], record["games_entered"]) == ("undercut", 1, 0, [0])
+    s, events = play_win(s, 1)
+    assert hand_ended(events)["games_entered"] == [0, 1]
+    assert [list(g) for g in s.games] == [[0, 30], [0, 30], [0, 0]]
+
+
 # ---------------------------------------------------------------------------------------- views (4)
 
 
