@@ -53,6 +53,7 @@ CONNECT_CODES: dict[grpc.StatusCode, Code] = {
     grpc.StatusCode.NOT_FOUND: Code.NOT_FOUND,
     grpc.StatusCode.RESOURCE_EXHAUSTED: Code.RESOURCE_EXHAUSTED,
     grpc.StatusCode.UNAVAILABLE: Code.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED: Code.DEADLINE_EXCEEDED,
     grpc.StatusCode.INTERNAL: Code.INTERNAL,
 }
 

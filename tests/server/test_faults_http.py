@@ -15,6 +15,8 @@ import redis
 from google.protobuf import json_format
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server import errors
+from server.connect_api import CONNECT_CODES
 from server.redis_launcher import RedisProcess
 from server.store import game_key, log_key
 from tests.server.refkit import GIN_KNOCK_DEAL, ORGANIZER, Client, ServerThread, move_from_text
@@ -95,3 +97,25 @@ def test_a_move_over_http_answered_with_an_error_while_redis_is_paused_is_never_
     finally:
         client.close()
         direct.close()
+
+
+def test_a_call_over_http_with_too_short_a_deadline_is_deadline_exceeded_and_starts_nothing(
+    private_redis: RedisProcess, web: ServerThread
+) -> None:
+    client = Client(web.address)
+    try:
+        game = client.create("gin", token=ORGANIZER, preset_deals=[GIN_KNOCK_DEAL])
+        request = rpb.SubmitMoveRequest(game_id=game.game_id, move=DRAW, request_id="d1")
+        with httpx.Client(base_url=web.http_url, timeout=60.0) as http:
+            for protocol in ("connect", "grpc-web"):
+                for timeout_ms in (1, 5, 9):  # under 10 ms: DEADLINE_TOO_SHORT, or connectrpc's own timer first
+                    status = _submit(http, protocol, request, game.tokens[1], timeout_ms=timeout_ms)
+                    assert status == "DEADLINE_EXCEEDED", (protocol, timeout_ms, status)
+        assert client.view(game, game.tokens[1]).version == 0
+    finally:
+        client.close()
+
+
+def test_every_status_of_the_error_map_has_its_connect_code() -> None:
+    assert set(CONNECT_CODES) == set(errors._CODES)  # none falls back to INTERNAL over HTTP
+    assert all(code.name == connect.name for code, connect in CONNECT_CODES.items())
