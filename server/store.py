@@ -292,10 +292,18 @@ def _unavailable(exc: BaseException, seconds: float) -> StoreUnavailable | None:
     if isinstance(exc, rexc.ConnectionError | rexc.TimeoutError | rexc.ClusterError | OSError):
         return StoreUnavailable(str(exc) or type(exc).__name__)
     if isinstance(exc, _UNAVAILABLE_ERRORS) or (
-        isinstance(exc, rexc.ResponseError) and str(exc).startswith(_UNAVAILABLE_REPLIES)
+        isinstance(exc, rexc.ResponseError) and _reply_text(exc).startswith(_UNAVAILABLE_REPLIES)
     ):
         return StoreUnavailable(str(exc))
     return None
+
+
+def _reply_text(exc: rexc.ResponseError) -> str:
+    """The error reply's text, without what redis-py puts before it for a pipeline's command ("Command # 1 (PTTL
+    ...) of pipeline caused error: ('BUSY ...',)")."""
+    text = str(exc)
+    _, pipelined, reply = text.partition(" of pipeline caused error: ")
+    return reply.lstrip("('\"") if pipelined else text
 
 
 @contextlib.asynccontextmanager

@@ -6,6 +6,7 @@ is applied once; health is NOT_SERVING while Redis is busy and SERVING again aft
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 import time
@@ -20,7 +21,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.grpc_api import SERVICE_NAME
 from server.redis_launcher import RedisProcess
-from server.store import game_key, log_key
+from server.storage_errors import StoreUnavailable
+from server.store import GameStore, connect, game_key, log_key
 from tests.clients.clientkit import ServerProcess
 from tests.server.refkit import Client, expect_error, md, move_from_text
 
@@ -116,10 +118,7 @@ def test_a_redis_busy_with_a_long_script_is_not_serving_and_unavailable_then_ser
                 client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
             assert failed.value.code() == UNAVAILABLE, failed.value.details()
         finally:
-            while not killed.is_set():
-                with contextlib.suppress(redis.ResponseError):  # NOTBUSY: not started yet, or just ended
-                    direct.script_kill()
-                killed.wait(0.05)
+            _kill_script(direct, killed)
         _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING again")
         assert direct.hget(game_key(game.game_id), "version") == b"0"  # the refused move changed nothing
         resent = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
@@ -128,3 +127,48 @@ def test_a_redis_busy_with_a_long_script_is_not_serving_and_unavailable_then_ser
     finally:
         client.close()
         direct.close()
+
+
+def test_every_store_operation_refused_by_a_busy_redis_is_store_unavailable(private_redis: RedisProcess) -> None:
+    """At the store: pipelined reads too (redis-py puts "Command # 1 (...) of pipeline caused error:" before the
+    reply), e.g. the expiry check of watched games, whose task goes on only past a StoreUnavailable."""
+    direct = redis.Redis.from_url(private_redis.url)
+    direct.config_set("busy-reply-threshold", "100")
+
+    async def body() -> None:
+        store = GameStore(connect(private_redis.url), op_timeout_s=5.0)
+        try:
+            assert await store.load("g") is None
+            killed = threading.Event()
+            threading.Thread(target=_busy, args=(private_redis.url, killed), daemon=True).start()
+            try:
+                await asyncio.to_thread(_wait_for, lambda: _refused_busy(direct), "BUSY")
+                for call in (lambda: store.load("g"), lambda: store.exists("g"), lambda: store.ping(),
+                             lambda: store.events_after("g", 0), lambda: store.time_left_ms(["g", "h"])):  # fmt: skip
+                    with pytest.raises(StoreUnavailable):
+                        await call()
+            finally:
+                await asyncio.to_thread(_kill_script, direct, killed)
+            assert await store.time_left_ms(["g"]) == [None]
+        finally:
+            await store.close()
+
+    try:
+        asyncio.run(body())
+    finally:
+        direct.close()
+
+
+def _refused_busy(r: redis.Redis) -> bool:
+    try:
+        r.exists("g")
+    except redis.ResponseError as exc:
+        return str(exc).startswith("BUSY ")
+    return False
+
+
+def _kill_script(direct: redis.Redis, killed: threading.Event) -> None:
+    while not killed.is_set():
+        with contextlib.suppress(redis.ResponseError):  # NOTBUSY: not started yet, or just ended
+            direct.script_kill()
+        killed.wait(0.05)
