@@ -172,3 +172,21 @@ def _kill_script(direct: redis.Redis, killed: threading.Event) -> None:
         with contextlib.suppress(redis.ResponseError):  # NOTBUSY: not started yet, or just ended
             direct.script_kill()
         killed.wait(0.05)
+
+
+def test_health_follows_a_redis_whose_answers_the_store_does_not_know_and_goes_on_following_it(
+    private_redis: RedisProcess, served: ServerProcess
+) -> None:
+    """A health ping refused with a reply that is no outage (here NOPERM: Redis's ACL denies TIME, which the ping
+    and every commit need) is NOT_SERVING, and the health task goes on: SERVING once Redis answers again."""
+    direct = redis.Redis.from_url(private_redis.url)
+    try:
+        _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING")
+        direct.execute_command("ACL", "SETUSER", "default", "-time")
+        try:
+            _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.NOT_SERVING, "NOT_SERVING")
+        finally:
+            direct.execute_command("ACL", "SETUSER", "default", "+time")
+        _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING again")
+    finally:
+        direct.close()
