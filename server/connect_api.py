@@ -32,7 +32,7 @@ from protobuf.wkt import Any as AnyDetail
 
 from rummy_pb.rummy.v1 import game_pb, referee_connect, referee_pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from server import codec, errors
+from server import codec, deadlines, errors
 from server.errors import BadRequest
 from server.grpc_api import MAX_MESSAGE_BYTES
 from server.service import Referee
@@ -53,6 +53,7 @@ CONNECT_CODES: dict[grpc.StatusCode, Code] = {
     grpc.StatusCode.NOT_FOUND: Code.NOT_FOUND,
     grpc.StatusCode.RESOURCE_EXHAUSTED: Code.RESOURCE_EXHAUSTED,
     grpc.StatusCode.UNAVAILABLE: Code.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED: Code.DEADLINE_EXCEEDED,
     grpc.StatusCode.INTERNAL: Code.INTERNAL,
 }
 
@@ -223,7 +224,16 @@ def _version(request: Any, name: str) -> int | None:
     return codec.version_from_proto(getattr(request, name), name) if request.HasField(name) else None
 
 
-async def _guard(work: Awaitable[T]) -> T:
+def _take_deadline(ctx: RequestContext[Any, Any]) -> None:
+    """Take the request's deadline (``connect-timeout-ms``, gRPC-Web's ``grpc-timeout``) for every storage wait of
+    it, as server.grpc_api does the gRPC call's: a commit is fenced by it, so that a move answered with an error
+    (connectrpc answers DEADLINE_EXCEEDED at the deadline) is never applied later."""
+    left_ms = ctx.timeout_ms
+    deadlines.set_remaining(None if left_ms is None else left_ms / 1000)
+
+
+async def _guard(ctx: RequestContext[Any, Any], work: Awaitable[T]) -> T:
+    _take_deadline(ctx)
     try:
         return await work
     except Exception as exc:
@@ -240,7 +250,7 @@ class RefereeConnect:
         self.referee = referee
 
     async def create_game(self, request: rpb.CreateGameRequest, ctx: Ctx, /) -> rpb.CreateGameResponse:
-        return await _guard(self._create_game(request, ctx))
+        return await _guard(ctx, self._create_game(request, ctx))
 
     async def _create_game(self, request: rpb.CreateGameRequest, ctx: Ctx) -> rpb.CreateGameResponse:
         token = codec.create_token(_presented(ctx), request)
@@ -248,7 +258,7 @@ class RefereeConnect:
         return codec.create_response_to_proto(created)
 
     async def join_game(self, request: rpb.JoinGameRequest, ctx: Ctx, /) -> rpb.JoinGameResponse:
-        return await _guard(self._join_game(request))
+        return await _guard(ctx, self._join_game(request))
 
     async def _join_game(self, request: rpb.JoinGameRequest) -> rpb.JoinGameResponse:
         seat = request.seat if request.HasField("seat") else None
@@ -256,13 +266,14 @@ class RefereeConnect:
         return rpb.JoinGameResponse(seat=taken, token=token)
 
     async def get_game(self, request: rpb.GetGameRequest, ctx: Ctx, /) -> rpb.GetGameResponse:
-        return await _guard(self._get_game(request, ctx))
+        return await _guard(ctx, self._get_game(request, ctx))
 
     async def _get_game(self, request: rpb.GetGameRequest, ctx: Ctx) -> rpb.GetGameResponse:
         got = await self.referee.get_game(request.game_id, _bearer(ctx, required=True))
         return codec.get_response_to_proto(got)
 
     async def submit_move(self, request: rpb.SubmitMoveRequest, ctx: Ctx, /) -> rpb.SubmitMoveResponse:
+        _take_deadline(ctx)
         try:  # the hot path: _guard written out, one coroutine fewer per move
             token = _bearer(ctx, required=True)
             if not request.HasField("move"):
@@ -279,7 +290,7 @@ class RefereeConnect:
             raise connect_error(exc) from None
 
     async def resign(self, request: rpb.ResignRequest, ctx: Ctx, /) -> rpb.ResignResponse:
-        return await _guard(self._resign(request, ctx))
+        return await _guard(ctx, self._resign(request, ctx))
 
     async def _resign(self, request: rpb.ResignRequest, ctx: Ctx) -> rpb.ResignResponse:
         result = await self.referee.resign(
@@ -288,7 +299,7 @@ class RefereeConnect:
         return codec.resign_response_to_proto(result)
 
     async def validate_move(self, request: rpb.ValidateMoveRequest, ctx: Ctx, /) -> rpb.ValidateMoveResponse:
-        return await _guard(self._validate_move(request, ctx))
+        return await _guard(ctx, self._validate_move(request, ctx))
 
     async def _validate_move(self, request: rpb.ValidateMoveRequest, ctx: Ctx) -> rpb.ValidateMoveResponse:
         token = _bearer(ctx, required=True)
@@ -314,7 +325,7 @@ class RefereeConnect:
                 raise connect_error(exc) from None
 
     async def get_replay(self, request: rpb.GetReplayRequest, ctx: Ctx, /) -> rpb.GetReplayResponse:
-        return await _guard(self._get_replay(request, ctx))
+        return await _guard(ctx, self._get_replay(request, ctx))
 
     async def _get_replay(self, request: rpb.GetReplayRequest, ctx: Ctx) -> rpb.GetReplayResponse:
         replay = await self.referee.replay(
@@ -326,7 +337,7 @@ class RefereeConnect:
         return codec.replay_response_to_proto(replay)
 
     async def analyze_hand(self, request: rpb.AnalyzeHandRequest, ctx: Ctx, /) -> rpb.AnalyzeHandResponse:
-        return await _guard(self._analyze_hand(request))
+        return await _guard(ctx, self._analyze_hand(request))
 
     async def _analyze_hand(self, request: rpb.AnalyzeHandRequest) -> rpb.AnalyzeHandResponse:
         analysis = self.referee.analyze(

@@ -302,8 +302,8 @@ async def watch_storage(
     interval: float = HEALTH_INTERVAL_S,
     ping_timeout: float = HEALTH_PING_TIMEOUT_S,
 ) -> None:
-    """Forever: NOT_SERVING while Redis does not answer a PING within ``ping_timeout``, SERVING when it does (the
-    referee, "" and STORAGE_SERVICE alike). On a Redis Cluster, each shard apart: ``watch_shards``."""
+    """Forever: NOT_SERVING while Redis does not answer a PING within ``ping_timeout`` (or refuses it), SERVING when
+    it does (the referee, "" and STORAGE_SERVICE alike). On a Redis Cluster, each shard apart: ``watch_shards``."""
     if referee.store.sharded_events:  # a Redis Cluster
         await watch_shards(referee, health_servicer, interval, ping_timeout)
         return
@@ -317,6 +317,10 @@ async def watch_storage(
         except StoreBusy:  # Redis answers; this process is only busy with it
             ok = True
         except StoreUnavailable:
+            ok = False
+        except Exception as exc:  # an answer the store does not know (e.g. NOPERM): not serving, never health's end
+            if serving is not False:
+                log.error("storage health check failed", exc_info=exc)
             ok = False
         if ok != serving:
             if ok:  # the normal start, or good news

@@ -71,7 +71,12 @@ WAIT_TIMEOUT_S = DEFAULTS.storage.wait_timeout_s
 
 RedisClient = aioredis.Redis | RedisCluster
 
-_UNAVAILABLE_REPLIES = ("LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS")
+# Error replies of a Redis that cannot serve now (a retry later may succeed), none of which ran the command: also
+# out of memory (maxmemory with noeviction: writes refused), busy with a long script, unable to write its append-only
+# file. redis-py takes the code off some of them (their classes, below); the hot path's hiredis keeps the whole text.
+_UNAVAILABLE_REPLIES = ("LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "NOREPLICAS", "OOM ", "BUSY ",
+                        "MISCONF ")  # fmt: skip
+_UNAVAILABLE_ERRORS = (rexc.OutOfMemoryError, rexc.ReadOnlyError, rexc.TryAgainError)
 
 
 def game_key(game_id: str) -> str:
@@ -286,9 +291,19 @@ def _unavailable(exc: BaseException, seconds: float) -> StoreUnavailable | None:
         return StoreUnavailable(f"Redis did not answer within {seconds}s")
     if isinstance(exc, rexc.ConnectionError | rexc.TimeoutError | rexc.ClusterError | OSError):
         return StoreUnavailable(str(exc) or type(exc).__name__)
-    if isinstance(exc, rexc.ResponseError) and str(exc).startswith(_UNAVAILABLE_REPLIES):
+    if isinstance(exc, _UNAVAILABLE_ERRORS) or (
+        isinstance(exc, rexc.ResponseError) and _reply_text(exc).startswith(_UNAVAILABLE_REPLIES)
+    ):
         return StoreUnavailable(str(exc))
     return None
+
+
+def _reply_text(exc: rexc.ResponseError) -> str:
+    """The error reply's text, without what redis-py puts before it for a pipeline's command ("Command # 1 (PTTL
+    ...) of pipeline caused error: ('BUSY ...',)")."""
+    text = str(exc)
+    _, pipelined, reply = text.partition(" of pipeline caused error: ")
+    return reply.lstrip("('\"") if pipelined else text
 
 
 @contextlib.asynccontextmanager

@@ -1,0 +1,192 @@
+"""A Redis that answers but refuses to serve: out of memory (``maxmemory`` reached, ``noeviction``: writes are
+refused with OOM) and busy (a script running past ``busy-reply-threshold``: every command is refused with BUSY).
+Through a real `rummy-referee serve` and a real redis-server: the calls fail UNAVAILABLE STORAGE_UNAVAILABLE (never
+INTERNAL: it is no bug of the referee's, and a retry later succeeds), a refused move changes nothing and its resend
+is applied once; health is NOT_SERVING while Redis is busy and SERVING again after."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+import redis
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.grpc_api import SERVICE_NAME
+from server.redis_launcher import RedisProcess
+from server.storage_errors import StoreUnavailable
+from server.store import GameStore, connect, game_key, log_key
+from tests.clients.clientkit import ServerProcess
+from tests.server.refkit import Client, expect_error, md, move_from_text
+
+UNAVAILABLE = grpc.StatusCode.UNAVAILABLE
+DRAW = move_from_text("draw stock")
+
+
+@pytest.fixture
+def served(private_redis: RedisProcess, tmp_path: Path) -> Iterator[ServerProcess]:
+    server = ServerProcess(private_redis.url, log_dir=tmp_path, args=["--no-bots"])
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _wait_for(condition: Callable[[], bool], what: str, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"never {what}"
+        time.sleep(0.05)
+
+
+def _health(address: str) -> int | None:
+    with grpc.insecure_channel(address) as channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=5
+            )
+        except grpc.RpcError:
+            return None
+    return int(reply.status)
+
+
+def test_a_redis_out_of_memory_refuses_writes_unavailable_and_a_refused_move_changes_nothing(
+    private_redis: RedisProcess, served: ServerProcess
+) -> None:
+    client = Client(served.address)
+    direct = redis.Redis.from_url(private_redis.url)
+    try:
+        game = client.create("gin")
+        request = rpb.SubmitMoveRequest(game_id=game.game_id, move=DRAW, request_id="draw-1")
+        direct.config_set("maxmemory-policy", "noeviction")
+        direct.config_set("maxmemory", "1")  # every write refused: OOM
+        try:
+            with expect_error(UNAVAILABLE, "STORAGE_UNAVAILABLE"):
+                client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
+            with expect_error(UNAVAILABLE, "STORAGE_UNAVAILABLE"):
+                client.create("gin")
+            assert client.view(game, game.tokens[1]).version == 0  # reads still work
+            assert direct.hget(game_key(game.game_id), "version") == b"0"
+            assert direct.llen(log_key(game.game_id)) == 1
+        finally:
+            direct.config_set("maxmemory", "0")
+        resent = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
+        again = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
+        assert resent.version == again.version == 1
+        assert direct.llen(log_key(game.game_id)) == 2
+    finally:
+        client.close()
+        direct.close()
+
+
+def _busy(url: str, done: threading.Event) -> None:
+    """Keep Redis busy with a script that loops until SCRIPT KILL."""
+    with redis.Redis.from_url(url) as r:
+        try:
+            r.eval("while true do end", 0)
+        except redis.RedisError:
+            pass  # killed
+        finally:
+            done.set()
+
+
+def test_a_redis_busy_with_a_long_script_is_not_serving_and_unavailable_then_serving_again(
+    private_redis: RedisProcess, served: ServerProcess
+) -> None:
+    client = Client(served.address)
+    direct = redis.Redis.from_url(private_redis.url)
+    try:
+        _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING")
+        game = client.create("gin")
+        request = rpb.SubmitMoveRequest(game_id=game.game_id, move=DRAW, request_id="draw-1")
+        direct.config_set("busy-reply-threshold", "100")  # BUSY replies after 100 ms of a script
+        killed = threading.Event()
+        threading.Thread(target=_busy, args=(private_redis.url, killed), daemon=True).start()
+        try:
+            _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.NOT_SERVING, "NOT_SERVING")
+            with expect_error(UNAVAILABLE):
+                client.view(game, game.tokens[1])
+            with pytest.raises(grpc.RpcError) as failed:
+                client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
+            assert failed.value.code() == UNAVAILABLE, failed.value.details()
+        finally:
+            _kill_script(direct, killed)
+        _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING again")
+        assert direct.hget(game_key(game.game_id), "version") == b"0"  # the refused move changed nothing
+        resent = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
+        again = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
+        assert resent.version == again.version == 1
+    finally:
+        client.close()
+        direct.close()
+
+
+def test_every_store_operation_refused_by_a_busy_redis_is_store_unavailable(private_redis: RedisProcess) -> None:
+    """At the store: pipelined reads too (redis-py puts "Command # 1 (...) of pipeline caused error:" before the
+    reply), e.g. the expiry check of watched games, whose task goes on only past a StoreUnavailable."""
+    direct = redis.Redis.from_url(private_redis.url)
+    direct.config_set("busy-reply-threshold", "100")
+
+    async def body() -> None:
+        store = GameStore(connect(private_redis.url), op_timeout_s=5.0)
+        try:
+            assert await store.load("g") is None
+            killed = threading.Event()
+            threading.Thread(target=_busy, args=(private_redis.url, killed), daemon=True).start()
+            try:
+                await asyncio.to_thread(_wait_for, lambda: _refused_busy(direct), "BUSY")
+                for call in (lambda: store.load("g"), lambda: store.exists("g"), lambda: store.ping(),
+                             lambda: store.events_after("g", 0), lambda: store.time_left_ms(["g", "h"])):  # fmt: skip
+                    with pytest.raises(StoreUnavailable):
+                        await call()
+            finally:
+                await asyncio.to_thread(_kill_script, direct, killed)
+            assert await store.time_left_ms(["g"]) == [None]
+        finally:
+            await store.close()
+
+    try:
+        asyncio.run(body())
+    finally:
+        direct.close()
+
+
+def _refused_busy(r: redis.Redis) -> bool:
+    try:
+        r.exists("g")
+    except redis.ResponseError as exc:
+        return str(exc).startswith("BUSY ")
+    return False
+
+
+def _kill_script(direct: redis.Redis, killed: threading.Event) -> None:
+    while not killed.is_set():
+        with contextlib.suppress(redis.ResponseError):  # NOTBUSY: not started yet, or just ended
+            direct.script_kill()
+        killed.wait(0.05)
+
+
+def test_health_follows_a_redis_whose_answers_the_store_does_not_know_and_goes_on_following_it(
+    private_redis: RedisProcess, served: ServerProcess
+) -> None:
+    """A health ping refused with a reply that is no outage (here NOPERM: Redis's ACL denies TIME, which the ping
+    and every commit need) is NOT_SERVING, and the health task goes on: SERVING once Redis answers again."""
+    direct = redis.Redis.from_url(private_redis.url)
+    try:
+        _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING")
+        direct.execute_command("ACL", "SETUSER", "default", "-time")
+        try:
+            _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.NOT_SERVING, "NOT_SERVING")
+        finally:
+            direct.execute_command("ACL", "SETUSER", "default", "+time")
+        _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING again")
+    finally:
+        direct.close()
