@@ -229,7 +229,8 @@ class BotHost:
                 log.info("bot host: game of %s is gone (%s); it leaves the registry", seat.field, err.reason)
                 done = True
             else:
-                self._failed(seat, f"{err.code.name} {err.reason}: {err.message}")
+                # a refused move's message may name the bot's cards (RULES.md section 4): its reason code only
+                self._failed(seat, f"{err.code.name} {err.reason}" + ("" if err.rejected_move else f": {err.message}"))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug in a bot or in the runner: never the host's end
@@ -251,6 +252,8 @@ class BotHost:
                      "lease lost" if lease.lost else "host stopping")  # fmt: skip
             return False
         why = result.forfeit_reason or "the play ended early"
+        if result.rejections and why.startswith("move refused"):  # its message may name the bot's cards: the code
+            why = f"move refused: {result.rejections[-1]}"
         self._failed(seat, why, timeout=why.startswith(TIMEOUT_FORFEIT))
         return False
 
