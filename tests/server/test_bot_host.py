@@ -222,3 +222,46 @@ def test_a_house_bot_s_refused_moves_are_logged_without_its_cards(
     assert any("INVALID_MELD" in line for line in lines), lines
     leaked = [line for line in lines if any(re.search(rf"\b{card}\b", line) for card in named)]
     assert not leaked
+
+
+class _RaisingBot(_BadKnocker):
+    """A bot with a bug whose exception names a card of its hand."""
+
+    def choose(self, view: object, legal: Sequence[engine.Move]) -> engine.Move:
+        held = [engine.card_text(m.card) for m in legal if isinstance(m, engine.Discard)]
+        if not held:
+            return legal[0]
+        self.named.add(held[0])
+        raise ValueError(f"no plan for {held[0]}")
+
+
+def test_a_house_bot_s_exception_is_logged_without_its_message(
+    private_redis: RedisProcess, referee: ServerThread, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RULES.md section 4, as above: a bot's exception is logged by its type and where it was raised (as
+    server.logs logs any exception), not its message, which may name the bot's cards."""
+    bots: list[_RaisingBot] = []
+
+    def factory(seed: int | None) -> _RaisingBot:
+        bots.append(_RaisingBot(seed))
+        return bots[-1]
+
+    monkeypatch.setitem(BOTS, "gin", factory)
+    caplog.set_level(logging.INFO, logger="rummy_referee")
+    with RefereeClient(referee.address) as client:
+        game = client.create_game("gin", ["Ann", "Bob"])
+        asyncio.run(_register(private_redis.url, BotSeat(game.game_id, 1, "gin", game.tokens[1])))
+        runner = _host(private_redis, referee, lease_s=2.0, poll_s=0.1, retry_s=30.0)
+        try:
+            host = runner.host
+            assert host is not None
+            assert wait_until(lambda: host.failures >= 1, timeout=60), "the bot's exception ends its play"
+        finally:
+            runner.stop()
+    named = set().union(*(b.named for b in bots))
+    assert named, "the bot raised"
+    lines = [r.getMessage() for r in caplog.records]
+    assert any("ValueError" in line for line in lines), lines
+    leaked = [line for line in lines if any(re.search(rf"\b{card}\b", line) for card in named)]
+    assert not leaked
