@@ -111,6 +111,16 @@ class _HouseClient(AsyncRefereeClient):
             raise
 
 
+def _loggable(result: SeatResult) -> str:
+    """Why a seat's play ended early, without what may name the bot's cards (RULES.md section 4): a refused
+    move's message (its reason code instead), the text of an exception the bot raised (its type instead)."""
+    why = result.forfeit_reason or "the play ended early"
+    if result.rejections and why.startswith("move refused"):
+        return f"move refused: {result.rejections[-1]}"
+    head, raised, rest = why.partition(" raised ")
+    return f"{head} raised {rest.partition('(')[0]}" if raised else why
+
+
 def host_id() -> str:
     """A host's id in the leases: its machine, pid and a random part (a restarted host is another one)."""
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
@@ -229,12 +239,13 @@ class BotHost:
                 log.info("bot host: game of %s is gone (%s); it leaves the registry", seat.field, err.reason)
                 done = True
             else:
-                self._failed(seat, f"{err.code.name} {err.reason}: {err.message}")
+                # a refused move's message may name the bot's cards (RULES.md section 4): its reason code only
+                self._failed(seat, f"{err.code.name} {err.reason}" + ("" if err.rejected_move else f": {err.message}"))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug in a bot or in the runner: never the host's end
             log.exception("bot host: playing %s failed", seat.field)
-            self._failed(seat, repr(exc))
+            self._failed(seat, type(exc).__name__)  # not its text: it may name the bot's cards
         finally:
             self._tasks.pop(seat.field, None)
             self._leases.pop(seat.field, None)
@@ -250,7 +261,7 @@ class BotHost:
             log.info("bot host %s: stopped playing %s (%s)", self.holder, seat.field,
                      "lease lost" if lease.lost else "host stopping")  # fmt: skip
             return False
-        why = result.forfeit_reason or "the play ended early"
+        why = _loggable(result)
         self._failed(seat, why, timeout=why.startswith(TIMEOUT_FORFEIT))
         return False
 

@@ -4,14 +4,20 @@ redis-server of the test's own: the bound on seats, a lost lease, a failing bot.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import pytest
 import redis
 
+import engine
+from clients.bots.base import BOTS
 from clients.sdk import RefereeClient, SeatSpec
+from engine.melds import meld_kind
 from server.bot_host import BotHost, HostSettings
 from server.bot_seats import LEASE_PREFIX, REGISTRY_KEY, BotSeat, BotSeats
 from server.redis_launcher import RedisProcess
@@ -161,3 +167,101 @@ def test_a_bot_slower_than_its_move_timeout_is_counted_a_timeout(
             assert host.timeouts <= host.failures
         finally:
             runner.stop()
+
+
+class _BadKnocker:
+    """A bot that, whenever it may discard, knocks with a 'meld' of three of its cards that is none (refused:
+    INVALID_MELD, whose message names those cards); it records the cards it named."""
+
+    name = "bad-knocker"
+
+    def __init__(self, seed: int | None) -> None:
+        self.named: set[str] = set()
+
+    def choose(self, view: object, legal: Sequence[engine.Move]) -> engine.Move:
+        held = [m.card for m in legal if isinstance(m, engine.Discard)]
+        for a, b, c, d in itertools.permutations(held, 4):
+            mask = (1 << b) | (1 << c) | (1 << d)
+            if meld_kind(mask) is None:
+                self.named.update(engine.card_text(x) for x in (b, c, d))
+                return engine.Knock(a, (mask,))
+        return legal[0]
+
+    def observe(self, event: Mapping[str, Any]) -> None:
+        pass
+
+
+def test_a_house_bot_s_refused_moves_are_logged_without_its_cards(
+    private_redis: RedisProcess, referee: ServerThread, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RULES.md section 4: a seat's cards stay out of the logs, a house bot's too. The referee's message of a
+    refused move may name the mover's own cards (INVALID_MELD: not a set or run: ...): the host logs the reason code
+    only."""
+    bots: list[_BadKnocker] = []
+
+    def factory(seed: int | None) -> _BadKnocker:
+        bots.append(_BadKnocker(seed))
+        return bots[-1]
+
+    monkeypatch.setitem(BOTS, "gin", factory)
+    caplog.set_level(logging.INFO, logger="rummy_referee")
+    with RefereeClient(referee.address) as client:
+        game = client.create_game("gin", ["Ann", "Bob"])
+        asyncio.run(_register(private_redis.url, BotSeat(game.game_id, 1, "gin", game.tokens[1])))
+        runner = _host(private_redis, referee, lease_s=2.0, poll_s=0.1, retry_s=30.0)
+        try:
+            host = runner.host
+            assert host is not None
+            assert wait_until(lambda: host.failures >= 1, timeout=60), "the bot forfeits after its refused moves"
+        finally:
+            runner.stop()
+    named = set().union(*(b.named for b in bots))
+    assert named, "the bot knocked with cards of its hand"
+    lines = [r.getMessage() for r in caplog.records]
+    assert any("INVALID_MELD" in line for line in lines), lines
+    leaked = [line for line in lines if any(re.search(rf"\b{card}\b", line) for card in named)]
+    assert not leaked
+
+
+class _RaisingBot(_BadKnocker):
+    """A bot with a bug whose exception names a card of its hand."""
+
+    def choose(self, view: object, legal: Sequence[engine.Move]) -> engine.Move:
+        held = [engine.card_text(m.card) for m in legal if isinstance(m, engine.Discard)]
+        if not held:
+            return legal[0]
+        self.named.add(held[0])
+        raise ValueError(f"no plan for {held[0]}")
+
+
+def test_a_house_bot_s_exception_is_logged_without_its_message(
+    private_redis: RedisProcess, referee: ServerThread, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RULES.md section 4, as above: a bot's exception is logged by its type and where it was raised (as
+    server.logs logs any exception), not its message, which may name the bot's cards."""
+    bots: list[_RaisingBot] = []
+
+    def factory(seed: int | None) -> _RaisingBot:
+        bots.append(_RaisingBot(seed))
+        return bots[-1]
+
+    monkeypatch.setitem(BOTS, "gin", factory)
+    caplog.set_level(logging.INFO, logger="rummy_referee")
+    with RefereeClient(referee.address) as client:
+        game = client.create_game("gin", ["Ann", "Bob"])
+        asyncio.run(_register(private_redis.url, BotSeat(game.game_id, 1, "gin", game.tokens[1])))
+        runner = _host(private_redis, referee, lease_s=2.0, poll_s=0.1, retry_s=30.0)
+        try:
+            host = runner.host
+            assert host is not None
+            assert wait_until(lambda: host.failures >= 1, timeout=60), "the bot's exception ends its play"
+        finally:
+            runner.stop()
+    named = set().union(*(b.named for b in bots))
+    assert named, "the bot raised"
+    lines = [r.getMessage() for r in caplog.records]
+    assert any("ValueError" in line for line in lines), lines
+    leaked = [line for line in lines if any(re.search(rf"\b{card}\b", line) for card in named)]
+    assert not leaked
