@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
 import engine
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
+from server.grpc_api import SERVICE_NAME
 from server.limits import Limits
 from tests import kit
 
@@ -191,3 +194,23 @@ KNOCKER = "AS 2S 3S 4H 5H 6H 7D 8D 9D KC"
 DEFENDER = "4S 7H TD JS QS KS 5C 5D 9C 8C"
 GIN_KNOCK_DEAL = deal(0, [DEFENDER, KNOCKER], "QC", "2C")
 GIN_KNOCK_MOVES = ((1, "draw stock"), (1, "knock KC"), (0, "declare best"))
+
+
+def wait_for(condition: Callable[[], bool], what: str, seconds: float = 30.0) -> None:
+    """Wait until ``condition()`` holds; fail the test, saying it never did ``what``, after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"never {what}"
+        time.sleep(0.05)
+
+
+def health_status(address: str) -> int | None:
+    """The referee's health status (grpc.health.v1 Check of its service), None when the call fails."""
+    with grpc.insecure_channel(address) as channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=5
+            )
+        except grpc.RpcError:
+            return None
+    return int(reply.status)

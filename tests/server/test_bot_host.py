@@ -191,39 +191,6 @@ class _BadKnocker:
         pass
 
 
-def test_a_house_bot_s_refused_moves_are_logged_without_its_cards(
-    private_redis: RedisProcess, referee: ServerThread, caplog: pytest.LogCaptureFixture,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """RULES.md section 4: a seat's cards stay out of the logs, a house bot's too. The referee's message of a
-    refused move may name the mover's own cards (INVALID_MELD: not a set or run: ...): the host logs the reason code
-    only."""
-    bots: list[_BadKnocker] = []
-
-    def factory(seed: int | None) -> _BadKnocker:
-        bots.append(_BadKnocker(seed))
-        return bots[-1]
-
-    monkeypatch.setitem(BOTS, "gin", factory)
-    caplog.set_level(logging.INFO, logger="rummy_referee")
-    with RefereeClient(referee.address) as client:
-        game = client.create_game("gin", ["Ann", "Bob"])
-        asyncio.run(_register(private_redis.url, BotSeat(game.game_id, 1, "gin", game.tokens[1])))
-        runner = _host(private_redis, referee, lease_s=2.0, poll_s=0.1, retry_s=30.0)
-        try:
-            host = runner.host
-            assert host is not None
-            assert wait_until(lambda: host.failures >= 1, timeout=60), "the bot forfeits after its refused moves"
-        finally:
-            runner.stop()
-    named = set().union(*(b.named for b in bots))
-    assert named, "the bot knocked with cards of its hand"
-    lines = [r.getMessage() for r in caplog.records]
-    assert any("INVALID_MELD" in line for line in lines), lines
-    leaked = [line for line in lines if any(re.search(rf"\b{card}\b", line) for card in named)]
-    assert not leaked
-
-
 class _RaisingBot(_BadKnocker):
     """A bot with a bug whose exception names a card of its hand."""
 
@@ -235,16 +202,19 @@ class _RaisingBot(_BadKnocker):
         raise ValueError(f"no plan for {held[0]}")
 
 
-def test_a_house_bot_s_exception_is_logged_without_its_message(
-    private_redis: RedisProcess, referee: ServerThread, caplog: pytest.LogCaptureFixture,
+def _log_of_failing_bot(
+    bot_class: type[_BadKnocker],
+    private_redis: RedisProcess,
+    referee: ServerThread,
+    caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """RULES.md section 4, as above: a bot's exception is logged by its type and where it was raised (as
-    server.logs logs any exception), not its message, which may name the bot's cards."""
-    bots: list[_RaisingBot] = []
+) -> tuple[set[str], list[str]]:
+    """A house bot of ``bot_class`` plays seat 1 until its play ends (a failure): the cards it named, and every line
+    the referee logged meanwhile."""
+    bots: list[_BadKnocker] = []
 
-    def factory(seed: int | None) -> _RaisingBot:
-        bots.append(_RaisingBot(seed))
+    def factory(seed: int | None) -> _BadKnocker:
+        bots.append(bot_class(seed))
         return bots[-1]
 
     monkeypatch.setitem(BOTS, "gin", factory)
@@ -256,12 +226,40 @@ def test_a_house_bot_s_exception_is_logged_without_its_message(
         try:
             host = runner.host
             assert host is not None
-            assert wait_until(lambda: host.failures >= 1, timeout=60), "the bot's exception ends its play"
+            assert wait_until(lambda: host.failures >= 1, timeout=60), "the bot's play ends"
         finally:
             runner.stop()
     named = set().union(*(b.named for b in bots))
-    assert named, "the bot raised"
-    lines = [r.getMessage() for r in caplog.records]
+    assert named, "the bot named cards of its hand"
+    return named, [r.getMessage() for r in caplog.records]
+
+
+def _naming(lines: list[str], cards: set[str]) -> list[str]:
+    return [line for line in lines if any(re.search(rf"\b{card}\b", line) for card in cards)]
+
+
+def test_a_house_bot_s_refused_moves_are_logged_without_its_cards(
+    private_redis: RedisProcess,
+    referee: ServerThread,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RULES.md section 4: a seat's cards stay out of the logs, a house bot's too. The referee's message of a
+    refused move may name the mover's own cards (INVALID_MELD: not a set or run: ...): the host logs the reason code
+    only."""
+    named, lines = _log_of_failing_bot(_BadKnocker, private_redis, referee, caplog, monkeypatch)
+    assert any("INVALID_MELD" in line for line in lines), lines
+    assert not _naming(lines, named)
+
+
+def test_a_house_bot_s_exception_is_logged_without_its_message(
+    private_redis: RedisProcess,
+    referee: ServerThread,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RULES.md section 4, as above: a bot's exception is logged by its type and where it was raised (as
+    server.logs logs any exception), not its message, which may name the bot's cards."""
+    named, lines = _log_of_failing_bot(_RaisingBot, private_redis, referee, caplog, monkeypatch)
     assert any("ValueError" in line for line in lines), lines
-    leaked = [line for line in lines if any(re.search(rf"\b{card}\b", line) for card in named)]
-    assert not leaked
+    assert not _naming(lines, named)

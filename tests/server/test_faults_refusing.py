@@ -9,22 +9,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 import redis
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from server.grpc_api import SERVICE_NAME
 from server.redis_launcher import RedisProcess
 from server.storage_errors import StoreUnavailable
 from server.store import GameStore, connect, game_key, log_key
 from tests.clients.clientkit import ServerProcess
-from tests.server.refkit import Client, expect_error, md, move_from_text
+from tests.server.refkit import Client, expect_error, health_status, md, move_from_text, wait_for
 
 UNAVAILABLE = grpc.StatusCode.UNAVAILABLE
 DRAW = move_from_text("draw stock")
@@ -38,24 +36,6 @@ def served(private_redis: RedisProcess, tmp_path: Path) -> Iterator[ServerProces
         yield server
     finally:
         server.stop()
-
-
-def _wait_for(condition: Callable[[], bool], what: str, seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"never {what}"
-        time.sleep(0.05)
-
-
-def _health(address: str) -> int | None:
-    with grpc.insecure_channel(address) as channel:
-        try:
-            reply = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=5
-            )
-        except grpc.RpcError:
-            return None
-    return int(reply.status)
 
 
 def test_a_redis_out_of_memory_refuses_writes_unavailable_and_a_refused_move_changes_nothing(
@@ -104,14 +84,14 @@ def test_a_redis_busy_with_a_long_script_is_not_serving_and_unavailable_then_ser
     client = Client(served.address)
     direct = redis.Redis.from_url(private_redis.url)
     try:
-        _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING")
+        wait_for(lambda: health_status(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING")
         game = client.create("gin")
         request = rpb.SubmitMoveRequest(game_id=game.game_id, move=DRAW, request_id="draw-1")
         direct.config_set("busy-reply-threshold", "100")  # BUSY replies after 100 ms of a script
         killed = threading.Event()
         threading.Thread(target=_busy, args=(private_redis.url, killed), daemon=True).start()
         try:
-            _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.NOT_SERVING, "NOT_SERVING")
+            wait_for(lambda: health_status(served.address) == health_pb2.HealthCheckResponse.NOT_SERVING, "NOT_SERVING")
             with expect_error(UNAVAILABLE):
                 client.view(game, game.tokens[1])
             with pytest.raises(grpc.RpcError) as failed:
@@ -119,7 +99,7 @@ def test_a_redis_busy_with_a_long_script_is_not_serving_and_unavailable_then_ser
             assert failed.value.code() == UNAVAILABLE, failed.value.details()
         finally:
             _kill_script(direct, killed)
-        _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING again")
+        wait_for(lambda: health_status(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING again")
         assert direct.hget(game_key(game.game_id), "version") == b"0"  # the refused move changed nothing
         resent = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
         again = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
@@ -142,7 +122,7 @@ def test_every_store_operation_refused_by_a_busy_redis_is_store_unavailable(priv
             killed = threading.Event()
             threading.Thread(target=_busy, args=(private_redis.url, killed), daemon=True).start()
             try:
-                await asyncio.to_thread(_wait_for, lambda: _refused_busy(direct), "BUSY")
+                await asyncio.to_thread(wait_for, lambda: _refused_busy(direct), "BUSY")
                 for call in (lambda: store.load("g"), lambda: store.exists("g"), lambda: store.ping(),
                              lambda: store.events_after("g", 0), lambda: store.time_left_ms(["g", "h"])):  # fmt: skip
                     with pytest.raises(StoreUnavailable):
@@ -181,12 +161,12 @@ def test_health_follows_a_redis_whose_answers_the_store_does_not_know_and_goes_o
     and every commit need) is NOT_SERVING, and the health task goes on: SERVING once Redis answers again."""
     direct = redis.Redis.from_url(private_redis.url)
     try:
-        _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING")
+        wait_for(lambda: health_status(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING")
         direct.execute_command("ACL", "SETUSER", "default", "-time")
         try:
-            _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.NOT_SERVING, "NOT_SERVING")
+            wait_for(lambda: health_status(served.address) == health_pb2.HealthCheckResponse.NOT_SERVING, "NOT_SERVING")
         finally:
             direct.execute_command("ACL", "SETUSER", "default", "+time")
-        _wait_for(lambda: _health(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING again")
+        wait_for(lambda: health_status(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING again")
     finally:
         direct.close()

@@ -19,14 +19,23 @@ import httpx
 import pytest
 import redis
 from google.protobuf import json_format
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from server.grpc_api import SERVICE_NAME
 from server.redis_launcher import RedisProcess
 from server.store import game_key, log_key
 from tests.clients.clientkit import ServerProcess
-from tests.server.refkit import GIN_KNOCK_DEAL, ORGANIZER, Client, ServerThread, expect_error, md, move_from_text
+from tests.server.refkit import (
+    GIN_KNOCK_DEAL,
+    ORGANIZER,
+    Client,
+    ServerThread,
+    expect_error,
+    health_status,
+    md,
+    move_from_text,
+    wait_for,
+)
 from tests.server.webkit import SERVICE
 
 C = grpc.StatusCode
@@ -34,24 +43,6 @@ SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 DRAW = move_from_text("draw stock")
 DISCARD = move_from_text("discard KC")
-
-
-def _wait_for(condition: Callable[[], bool], what: str, seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"never {what}"
-        time.sleep(0.05)
-
-
-def _health(address: str) -> int | None:
-    with grpc.insecure_channel(address) as channel:
-        try:
-            reply = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=SERVICE_NAME), timeout=5
-            )
-        except grpc.RpcError:
-            return None
-    return int(reply.status)
 
 
 def _retry(call: Callable[[], object], seconds: float = 30.0) -> object:
@@ -74,7 +65,7 @@ def test_a_referee_started_while_redis_is_down_is_not_serving_then_serves_once_i
     server.start()  # it starts, and says so
     client = Client(server.address)
     try:
-        assert _health(server.address) == NOT_SERVING
+        assert health_status(server.address) == NOT_SERVING
         with expect_error(C.UNAVAILABLE, "STORAGE_UNAVAILABLE"):
             client.create("gin")
         with httpx.Client(base_url=f"http://127.0.0.1:{server.http_port}", timeout=30) as http:
@@ -85,7 +76,7 @@ def test_a_referee_started_while_redis_is_down_is_not_serving_then_serves_once_i
             health = http.get("/grpc.health.v1.Health/Check?connect=v1&encoding=json&message={}")
             assert health.json() == {"status": "NOT_SERVING"}
             private_redis.restart()
-            _wait_for(lambda: _health(server.address) == SERVING, "SERVING once Redis is up")
+            wait_for(lambda: health_status(server.address) == SERVING, "SERVING once Redis is up")
             assert http.get("/grpc.health.v1.Health/Check?connect=v1&encoding=json&message={}").json() == {
                 "status": "SERVING"
             }
@@ -180,7 +171,7 @@ def test_clients_that_give_up_mid_call_leave_no_task_and_no_move_applied_twice(
                                                         metadata=md(game.tokens[1])))  # fmt: skip
             watches = [client.stub.WatchGame(rpb.WatchGameRequest(game_id=g.game_id), metadata=md(g.tokens[0]))
                        for g in games]  # fmt: skip
-            _wait_for(lambda: _task_count(referee) > idle, "the calls in the referee")
+            wait_for(lambda: _task_count(referee) > idle, "the calls in the referee")
             with httpx.Client(base_url=referee.http_url, timeout=0.3) as http:  # gives up after 0.3 s
                 for game, request in zip(games, requests, strict=True):
                     with pytest.raises(httpx.TimeoutException):
@@ -193,7 +184,7 @@ def test_clients_that_give_up_mid_call_leave_no_task_and_no_move_applied_twice(
                 stream.cancel()
         finally:
             private_redis.process.send_signal(signal.SIGCONT)
-        _wait_for(lambda: _task_count(referee) <= idle, "every task of the calls ended")
+        wait_for(lambda: _task_count(referee) <= idle, "every task of the calls ended")
         for game, request in zip(games, requests, strict=True):
             resent = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
             assert resent.version == 2  # applied (by a send whose caller left), and once
@@ -242,7 +233,7 @@ def test_many_concurrent_resends_of_one_request_across_an_outage_get_one_answer_
             else:
                 private_redis.kill()
             go.set()
-            _wait_for(lambda: sum(refusals.values()) >= 16, "the resends refused while Redis is out")
+            wait_for(lambda: sum(refusals.values()) >= 16, "the resends refused while Redis is out")
             if fault == "SIGSTOP":
                 private_redis.process.send_signal(signal.SIGCONT)
             else:
