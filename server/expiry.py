@@ -112,8 +112,12 @@ class ExpiryWatch:
         loop = asyncio.get_running_loop()
         try:
             ttls = await self._store.time_left_ms(batch)
-        except StoreUnavailable as exc:
-            log.info("expiry check of %d watched games failed (%s); again in %.0fs", len(batch), exc, self._retry_s)
+        except Exception as exc:  # an outage, or an answer the store does not know (NOPERM): never this task's end
+            if isinstance(exc, StoreUnavailable):
+                log.info("expiry check of %d watched games failed (%s); again in %.0fs", len(batch), exc, self._retry_s)
+            else:
+                log.error("expiry check of %d watched games failed; again in %.0fs", len(batch), self._retry_s,
+                          exc_info=exc)  # fmt: skip
             for game_id in batch:
                 self._schedule(game_id, loop.time() + self._retry_s)
             return

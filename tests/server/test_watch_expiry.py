@@ -8,6 +8,7 @@ expire before the test is ready), watched through ``short``, whose move then giv
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import threading
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 
 import grpc
 import pytest
+import redis
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_cluster import LocalCluster
@@ -153,3 +155,41 @@ def test_watched_games_on_every_node_of_a_redis_cluster_expire(redis_cluster: Lo
     finally:
         client.close()
         server.stop()
+
+
+def test_the_expiry_check_outlives_an_answer_the_store_does_not_know(private_redis: RedisProcess) -> None:
+    """A look that fails with an error the store does not know (here Redis's ACL denying PTTL: NOPERM, not a
+    storage outage) is logged and tried again later, as an outage is: it ended the expiry task, and no watched
+    game of the process was ever found expired again."""
+    from server.expiry import ExpiryWatch
+    from server.store import GameStore, connect, game_key
+
+    admin = redis.Redis.from_url(private_redis.url)
+    admin.acl_setuser("checker", enabled=True, passwords=["+pw"], keys=["*"], commands=["+@all", "-pttl"])
+    admin.set(game_key("g_gone_later"), "x")
+    host, port = private_redis.url.removeprefix("redis://").split("/")[0].split(":")
+
+    async def main() -> None:
+        store = GameStore(connect(f"redis://checker:pw@{host}:{port}/0"), op_timeout_s=5.0)
+        watch = ExpiryWatch(store, retry_s=0.2)
+        gone: list[str] = []
+        task = asyncio.create_task(watch.run(lambda game_id: True, gone.append))
+        watch.track("g_gone_later")
+        await asyncio.sleep(1.0)  # several failed looks (every 0.2 s)
+        assert not task.done(), repr(task.exception()) if task.done() else None
+        admin.acl_setuser("checker", commands=["+pttl"])
+        admin.delete(game_key("g_gone_later"))
+        for _ in range(200):
+            if gone:
+                break
+            await asyncio.sleep(0.05)
+        assert gone == ["g_gone_later"]
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await store.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        admin.acl_deluser("checker")
+        admin.close()
