@@ -358,9 +358,16 @@ async def watch_shards(
     loop = asyncio.get_running_loop()
     known: dict[str, bool] = {}
     overall: tuple[bool, bool] | None = None
+    failing = False
     while True:
         started = loop.time()
-        shards = await referee.store.shard_health(ping_timeout) or {}
+        try:
+            shards = await referee.store.shard_health(ping_timeout) or {}
+            failing = False
+        except Exception as exc:  # an answer the store does not know: no shard known to serve, never health's end
+            if not failing:
+                log.error("storage health check failed", exc_info=exc)
+            failing, shards = True, {}
         for name, ok in shards.items():
             if known.get(name) != ok:
                 if ok:

@@ -433,7 +433,7 @@ class GameStore:
                         role: Any = await client.execute_command("ROLE", target_nodes=node)
                         return len(role[2]) >= self.wait_replicas
                 return True
-            except StoreUnavailable:
+            except (StoreUnavailable, rexc.RedisError):  # an outage, or a refusal the store does not know (NOPERM)
                 return False
 
         names = list(shards)
