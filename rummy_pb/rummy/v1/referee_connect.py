@@ -116,8 +116,8 @@ class RefereeService(Protocol):
 
     async def get_replay(self, request: GetReplayRequest, ctx: RequestContext[GetReplayRequest, GetReplayResponse], /) -> GetReplayResponse:
         """
-        The whole game with every card: for any token of the game once the match is over, for the organizer at any
-        time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
+        The whole game with every card: for anyone (any token of the game, or none) once the match is over, for the
+        organizer at any time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -501,8 +501,8 @@ class RefereeServiceClient(ConnectClient):
         use_get: bool = False,
     ) -> GetReplayResponse:
         """
-        The whole game with every card: for any token of the game once the match is over, for the organizer at any
-        time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
+        The whole game with every card: for anyone (any token of the game, or none) once the match is over, for the
+        organizer at any time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
         """
         return await self.execute_unary(
             request=request,

@@ -192,8 +192,8 @@ class RefereeServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetReplay(self, request, context):
-        """The whole game with every card: for any token of the game once the match is over, for the organizer at any
-        time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
+        """The whole game with every card: for anyone (any token of the game, or none) once the match is over, for the
+        organizer at any time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

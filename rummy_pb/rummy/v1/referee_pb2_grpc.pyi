@@ -84,8 +84,8 @@ class RefereeServiceStub:
     The stream ends after the match_ended event.
     """
     GetReplay: _grpc.UnaryUnaryMultiCallable[_referee_pb2.GetReplayRequest, _referee_pb2.GetReplayResponse]
-    """The whole game with every card: for any token of the game once the match is over, for the organizer at any
-    time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
+    """The whole game with every card: for anyone (any token of the game, or none) once the match is over, for the
+    organizer at any time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
     """
     AnalyzeHand: _grpc.UnaryUnaryMultiCallable[_referee_pb2.AnalyzeHandRequest, _referee_pb2.AnalyzeHandResponse]
     """Stateless hand analysis: minimum deadwood, every optimal arrangement, and for 11 cards the knock discards."""
@@ -148,8 +148,8 @@ class RefereeServiceAsyncStub(RefereeServiceStub):
     The stream ends after the match_ended event.
     """
     GetReplay: _aio.UnaryUnaryMultiCallable[_referee_pb2.GetReplayRequest, _referee_pb2.GetReplayResponse]  # type: ignore[assignment]
-    """The whole game with every card: for any token of the game once the match is over, for the organizer at any
-    time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
+    """The whole game with every card: for anyone (any token of the game, or none) once the match is over, for the
+    organizer at any time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
     """
     AnalyzeHand: _aio.UnaryUnaryMultiCallable[_referee_pb2.AnalyzeHandRequest, _referee_pb2.AnalyzeHandResponse]  # type: ignore[assignment]
     """Stateless hand analysis: minimum deadwood, every optimal arrangement, and for 11 cards the knock discards."""
@@ -257,8 +257,8 @@ class RefereeServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _referee_pb2.GetReplayRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_referee_pb2.GetReplayResponse, _abc.Awaitable[_referee_pb2.GetReplayResponse]]:
-        """The whole game with every card: for any token of the game once the match is over, for the organizer at any
-        time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
+        """The whole game with every card: for anyone (any token of the game, or none) once the match is over, for the
+        organizer at any time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
         """
 
     @_abc_1.abstractmethod

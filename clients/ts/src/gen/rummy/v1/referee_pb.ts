@@ -956,8 +956,8 @@ export const RefereeService: GenService<{
     output: typeof WatchGameResponseSchema;
   },
   /**
-   * The whole game with every card: for any token of the game once the match is over, for the organizer at any
-   * time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
+   * The whole game with every card: for anyone (any token of the game, or none) once the match is over, for the
+   * organizer at any time. Once the match is over, settings reveal the seed and the preset deals (docs/fairness.md). Events come in pages (after_version / next_after_version).
    *
    * @generated from rpc rummy.v1.RefereeService.GetReplay
    */
