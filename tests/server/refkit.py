@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+import redis
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
@@ -202,6 +203,11 @@ def wait_for(condition: Callable[[], bool], what: str, seconds: float = 30.0) ->
     while not condition():
         assert time.monotonic() < deadline, f"never {what}"
         time.sleep(0.05)
+
+
+def evalsha_calls(r: redis.Redis) -> int:
+    """How many EVALSHA (the commit's, among others) the Redis behind ``r`` has run since it started."""
+    return int(r.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
 
 
 def health_status(address: str) -> int | None:

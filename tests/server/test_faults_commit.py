@@ -21,7 +21,17 @@ from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.gamelog import encode_entry
 from server.redis_launcher import RedisProcess
 from server.store import GameStore, StoreUnavailable, connect, game_key, log_key
-from tests.server.refkit import GIN_KNOCK_DEAL, ORGANIZER, Client, ServerThread, md, move_from_text, reason_of
+from tests.server.refkit import (
+    GIN_KNOCK_DEAL,
+    ORGANIZER,
+    Client,
+    ServerThread,
+    evalsha_calls,
+    md,
+    move_from_text,
+    reason_of,
+    wait_for,
+)
 
 OP_TIMEOUT_S = 1.0
 DRAW = move_from_text("draw stock")
@@ -31,18 +41,6 @@ DRAW = move_from_text("draw stock")
 def fenced_server(private_redis: RedisProcess) -> Iterator[ServerThread]:
     with ServerThread(private_redis.url, store_options={"op_timeout_s": OP_TIMEOUT_S}) as server:
         yield server
-
-
-def _evalsha_calls(r: redis.Redis) -> int:
-    stats = r.info("commandstats")
-    return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
-
-
-def _wait_for(condition: object, seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
 
 
 def test_a_move_in_flight_while_redis_is_paused_is_never_applied_later(
@@ -55,7 +53,7 @@ def test_a_move_in_flight_while_redis_is_paused_is_never_applied_later(
         # a first move: the referee's connections are open and it knows Redis's clock, so the next commit is sent
         assert client.move(game, game.tokens[1], DRAW).version == 1
         request = rpb.SubmitMoveRequest(game_id=game.game_id, move=move_from_text("discard KC"), request_id="r1")
-        calls_before = _evalsha_calls(direct)
+        calls_before = evalsha_calls(direct)
 
         private_redis.process.send_signal(signal.SIGSTOP)
         try:
@@ -68,7 +66,7 @@ def test_a_move_in_flight_while_redis_is_paused_is_never_applied_later(
             private_redis.process.send_signal(signal.SIGCONT)
 
         # Redis runs the script it had queued, late: the fence makes it write nothing
-        _wait_for(lambda: _evalsha_calls(direct) > calls_before)
+        wait_for(lambda: evalsha_calls(direct) > calls_before, "saw Redis run the queued commit")
         assert direct.hget(game_key(game.game_id), "version") == b"1"
         assert direct.llen(log_key(game.game_id)) == 2
 
@@ -132,7 +130,7 @@ def test_a_join_in_flight_while_redis_is_paused_never_takes_the_seat_later(priva
             assert await store.create("g_join", {"state": "s", "version": "0", "meta": json.dumps(meta)}, entry)
             await store.ping()  # Redis's clock is known
             assert await store.join("g_none", seat=-1, token_hash="x", name="") == -2  # the script is loaded
-            calls_before = _evalsha_calls(direct)
+            calls_before = evalsha_calls(direct)
             private_redis.process.send_signal(signal.SIGSTOP)
             try:
                 with pytest.raises(StoreUnavailable):
@@ -140,7 +138,9 @@ def test_a_join_in_flight_while_redis_is_paused_never_takes_the_seat_later(priva
                 await asyncio.sleep(OP_TIMEOUT_S)
             finally:
                 private_redis.process.send_signal(signal.SIGCONT)
-            await asyncio.to_thread(_wait_for, lambda: _evalsha_calls(direct) > calls_before)
+            await asyncio.to_thread(
+                wait_for, lambda: evalsha_calls(direct) > calls_before, "saw Redis run the queued join"
+            )
             stored = json.loads(direct.hget(game_key("g_join"), "meta") or b"{}")
             assert stored["seats"][0]["auth"] == "" and direct.hget(game_key("g_join"), "joins") is None
             assert await store.join("g_join", seat=-1, token_hash="ann", name="Ann") == 0

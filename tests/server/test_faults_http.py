@@ -6,8 +6,7 @@ later (the commit fence, docs/design.md); health over HTTP follows Redis as the 
 from __future__ import annotations
 
 import signal
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -19,7 +18,7 @@ from server import errors
 from server.connect_api import CONNECT_CODES
 from server.redis_launcher import RedisProcess
 from server.store import game_key, log_key
-from tests.server.refkit import GIN_KNOCK_DEAL, ORGANIZER, Client, ServerThread, move_from_text
+from tests.server.refkit import GIN_KNOCK_DEAL, ORGANIZER, Client, ServerThread, evalsha_calls, move_from_text, wait_for
 from tests.server.webkit import GRPC_CODES, SERVICE, envelope, envelopes
 
 DRAW = move_from_text("draw stock")
@@ -30,17 +29,6 @@ def web(private_redis: RedisProcess) -> Iterator[ServerThread]:
     """A referee with its HTTP port over a Redis of the test's own (the storage timeout: the tests' 5 s)."""
     with ServerThread(private_redis.url, http=True) as server:
         yield server
-
-
-def _evalsha_calls(r: redis.Redis) -> int:
-    return int(r.info("commandstats").get("cmdstat_evalsha", {}).get("calls", 0))
-
-
-def _wait_for(condition: Callable[[], bool], seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
 
 
 def _submit(http: httpx.Client, protocol: str, request: rpb.SubmitMoveRequest, token: str,
@@ -76,7 +64,7 @@ def test_a_move_over_http_answered_with_an_error_while_redis_is_paused_is_never_
         # a first move: the referee's connections are open and it knows Redis's clock, so the next commit is sent
         assert client.move(game, game.tokens[1], DRAW).version == 1
         request = rpb.SubmitMoveRequest(game_id=game.game_id, move=move_from_text("discard KC"), request_id="r1")
-        calls_before = _evalsha_calls(direct)
+        calls_before = evalsha_calls(direct)
         with httpx.Client(base_url=web.http_url, timeout=60.0) as http:
             private_redis.process.send_signal(signal.SIGSTOP)
             try:  # a deadline of 200 ms, far inside the storage timeout (5 s): the commit is queued in Redis
@@ -86,7 +74,7 @@ def test_a_move_over_http_answered_with_an_error_while_redis_is_paused_is_never_
             assert status in ("DEADLINE_EXCEEDED", "UNAVAILABLE"), status
 
             # Redis runs the script it had queued, late: the fence (the caller's deadline) makes it write nothing
-            _wait_for(lambda: _evalsha_calls(direct) > calls_before)
+            wait_for(lambda: evalsha_calls(direct) > calls_before, "saw Redis run the queued commit")
             assert direct.hget(game_key(game.game_id), "version") == b"1"
             assert direct.llen(log_key(game.game_id)) == 2
 

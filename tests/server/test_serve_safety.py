@@ -21,7 +21,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from clients.referee_proc import RefereeProcess
 from server.redis_launcher import RedisProcess, find_redis_server, lock_data_dir, start_redis
-from tests.server.refkit import Client, move_from_text
+from tests.server.refkit import Client, move_from_text, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**{k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")},
@@ -89,13 +89,6 @@ def _health_command(address: str) -> int:
     return subprocess.run(command, cwd=ROOT, env=ENV, timeout=60).returncode
 
 
-def _wait_for(predicate: object, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"never {what}"
-        time.sleep(0.1)
-
-
 def _play_a_move(address: str) -> int:
     """Create a game and draw from the stock as seat 1: the version after the move."""
     client = Client(address)
@@ -125,7 +118,7 @@ def test_a_second_serve_on_the_same_data_dir_is_refused_and_the_first_is_untouch
     data = tmp_path / "data"
     first = Serve(tmp_path, "--data-dir", str(data))
     started.append(first)
-    _wait_for(lambda: _health(first.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING")
+    wait_for(lambda: _health(first.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING")
     holder = json.loads((data / "referee.lock").read_text())
     assert holder["pid"] == first.process.pid and holder["port"] == first.port
     redis_pids = _redis_servers_in(data)
@@ -160,7 +153,7 @@ def test_startup_says_how_to_stop_and_normal_lines_are_info(tmp_path: Path, star
     started.append(serve)
     assert "Ctrl-C" in serve.second_line and "SIGTERM" in serve.second_line
     assert str(serve.process.pid) in serve.second_line
-    _wait_for(lambda: "storage reachable: SERVING" in serve.log(), "SERVING logged")
+    wait_for(lambda: "storage reachable: SERVING" in serve.log(), "SERVING logged")
     assert serve.stop() == 0
     log = serve.log()
     assert re.search(r" INFO rummy_referee: storage reachable: SERVING", log), log
@@ -172,10 +165,10 @@ def test_health_is_not_serving_once_the_private_redis_is_gone(tmp_path: Path, st
     data = tmp_path / "data"
     serve = Serve(tmp_path, "--data-dir", str(data))
     started.append(serve)
-    _wait_for(lambda: _health_command(serve.address) == 0, "healthy")
+    wait_for(lambda: _health_command(serve.address) == 0, "healthy")
     redis_pid = json.loads((data / "referee.lock").read_text())["redis_pid"]
     os.kill(redis_pid, signal.SIGKILL)  # its storage breaks
-    _wait_for(lambda: _health_command(serve.address) == 1, "unhealthy once its Redis is gone")
+    wait_for(lambda: _health_command(serve.address) == 1, "unhealthy once its Redis is gone")
     assert _health(serve.address) == health_pb2.HealthCheckResponse.NOT_SERVING
     assert "WARNING rummy_referee: storage unresponsive: NOT_SERVING" in serve.log()
 
