@@ -3,15 +3,23 @@ its resident memory (VmRSS) after a warm-up and at the end differ by at most RSS
 
 The referee runs with small cache bounds (a few hundred entries, a few MiB), so that the warm-up fills every
 cache up to its bound: what could still grow after it would be memory that nothing bounds. The bounds of the
-defaults are the same code with larger numbers (README: "Memory")."""
+defaults are the same code with larger numbers (README: "Memory").
+
+Its clients do what README tells every client: an answer UNAVAILABLE for a storage reason (Redis did not answer
+within the storage timeout, e.g. an fsync stalled on a busy disk; the referee then cannot know whether a move was
+committed) is sent again, a move with the same request_id. They count such resends and the test prints them with
+the referee's warnings; any other failure fails the test. (A CI run once failed here on one such answer.)"""
 
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import itertools
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import grpc
 
@@ -19,13 +27,18 @@ from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess
 from tests.clients.clientkit import ServerProcess
-from tests.server.refkit import Client, Game, bot_move, md
+from tests.server.refkit import Client, Game, bot_move, md, reason_of
+
+T = TypeVar("T")
 
 RSS_GROWTH_MIB = 15.0
 THREADS = 6
 WARMUP_S = 25.0
 MEASURED_S = 40.0
 TABLES = [("gin", ("a", "b")), ("oklahoma-gin", ("a", "b")), ("rummy", ("a", "b", "c")), ("rummy", tuple("abcdef"))]
+#: The reasons of an UNAVAILABLE that say "the storage did not answer in time": worth a resend (README).
+STORAGE_REASONS = frozenset({"STORAGE_UNAVAILABLE", "STORAGE_BUSY", "COMMIT_OUTCOME_UNKNOWN"})
+RESENDS = 8  # at most, with pauses of 0.05 s doubling (about 13 s in all)
 SMALL_CACHES = ["--state-cache-games", "200", "--state-cache-mib", "2", "--memo-entries", "256", "--memo-mib", "0.5"]
 
 
@@ -37,27 +50,44 @@ def rss_mib(pid: int) -> float:
     raise AssertionError("no VmRSS")
 
 
-def _play(client: Client, rng: random.Random, n: int) -> int:
-    """One short match (one hand) with a request_id on every move; the number of calls made."""
+def _sent(call: Callable[[], T], resends: list[str]) -> T:
+    """``call()``, sent again (at most RESENDS times, after a growing pause) while it is answered UNAVAILABLE for
+    a storage reason, as README tells clients to; each resend's reason is added to ``resends``."""
+    for attempt in itertools.count():
+        try:
+            return call()
+        except grpc.RpcError as exc:
+            reason = reason_of(exc)
+            if exc.code() != grpc.StatusCode.UNAVAILABLE or reason not in STORAGE_REASONS or attempt == RESENDS:
+                raise
+            resends.append(str(reason))
+            time.sleep(0.05 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+def _play(client: Client, rng: random.Random, n: int, resends: list[str]) -> int:
+    """One short match (one hand) with a request_id on every move (each resend of a move carries the same one);
+    the number of calls made."""
     profile, names = rng.choice(TABLES)
     game = client.create(profile, names, match=rpb.MatchSettings(max_hands=1))
     calls = 1
-    view = client.view(game, game.tokens[0])
+    view = _sent(functools.partial(client.view, game, game.tokens[0]), resends)
     calls += 1
     for i in itertools.count():
         if view.phase == pb.PHASE_MATCH_OVER or i > 400:
             break
         seat = view.to_act
         if view.viewer_seat != seat:
-            view = client.view(game, game.tokens[seat])
+            view = _sent(functools.partial(client.view, game, game.tokens[seat]), resends)
             calls += 1
-        response = client.move(game, game.tokens[seat], bot_move(view, rng), request_id=f"r{n}-{i}")
+        send = functools.partial(client.move, game, game.tokens[seat], bot_move(view, rng), request_id=f"r{n}-{i}")
+        response = _sent(send, resends)
         calls += 1
         view = response.view
-    return calls + _bad_requests(client, game, rng)
+    return calls + _bad_requests(client, game, rng, resends)
 
 
-def _bad_requests(client: Client, game: Game, rng: random.Random) -> int:
+def _bad_requests(client: Client, game: Game, rng: random.Random, resends: list[str]) -> int:
     """Requests the referee refuses (each a distinct error); the number sent."""
     stub, token = client.stub, game.tokens[0]
     junk = "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -") for _ in range(rng.randint(1, 300)))
@@ -82,14 +112,17 @@ def _bad_requests(client: Client, game: Game, rng: random.Random) -> int:
         try:
             call()
         except grpc.RpcError as exc:
-            assert exc.code() not in (grpc.StatusCode.UNKNOWN, grpc.StatusCode.UNAVAILABLE), exc
+            assert exc.code() != grpc.StatusCode.UNKNOWN, exc
+            if exc.code() == grpc.StatusCode.UNAVAILABLE:  # only "the storage did not answer in time"
+                assert reason_of(exc) in STORAGE_REASONS, exc
+                resends.append(f"{reason_of(exc)} (a bad request's answer)")
     watch = stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id), metadata=md(token), timeout=10)
     next(watch)  # the snapshot; then the stream is dropped
     watch.cancel()
     return len(calls) + 1
 
 
-def _run_for(address: str, seconds: float, seed: int) -> tuple[int, int]:
+def _run_for(address: str, seconds: float, seed: int, resends: list[str]) -> tuple[int, int]:
     """Play and send bad requests from THREADS threads for ``seconds``: (matches, calls)."""
     stop = time.monotonic() + seconds
 
@@ -99,7 +132,7 @@ def _run_for(address: str, seconds: float, seed: int) -> tuple[int, int]:
         matches = calls = 0
         try:
             while time.monotonic() < stop:
-                calls += _play(client, rng, seed * 1_000_000 + n * 10_000 + matches)
+                calls += _play(client, rng, seed * 1_000_000 + n * 10_000 + matches, resends)
                 matches += 1
         finally:
             client.close()
@@ -110,20 +143,35 @@ def _run_for(address: str, seconds: float, seed: int) -> tuple[int, int]:
     return sum(m for m, _ in done), sum(c for _, c in done)
 
 
-def test_referee_memory_stays_flat_over_many_games_and_bad_requests(redis_server: RedisProcess, tmp_path: Path) -> None:
-    server = ServerProcess(redis_server.url, log_dir=tmp_path, args=SMALL_CACHES)
+def _warnings(log_dir: Path) -> str:
+    """The referee's log lines above INFO (a storage timeout names its cause there)."""
+    lines = [line for log in sorted(log_dir.glob("referee-*.log")) for line in log.read_text().splitlines()]
+    return "\n".join(line for line in lines if " WARNING " in line or " ERROR " in line)
+
+
+def test_referee_memory_stays_flat_over_many_games_and_bad_requests(
+    private_redis: RedisProcess, tmp_path: Path
+) -> None:
+    server = ServerProcess(private_redis.url, log_dir=tmp_path, args=SMALL_CACHES)
     server.start()
+    resends: list[str] = []
     try:
         assert server.process is not None
         pid = server.process.pid
         start = rss_mib(pid)
-        warm_matches, warm_calls = _run_for(server.address, WARMUP_S, 1)
+        warm_matches, warm_calls = _run_for(server.address, WARMUP_S, 1, resends)
         warm = rss_mib(pid)
-        matches, calls = _run_for(server.address, MEASURED_S, 2)
+        matches, calls = _run_for(server.address, MEASURED_S, 2, resends)
         end = rss_mib(pid)
         assert server.process.poll() is None and server.process.pid == pid
+    except BaseException:
+        print(f"the referee's warnings:\n{_warnings(tmp_path)}")
+        raise
     finally:
         server.stop()
+    if resends:
+        print(f"{len(resends)} answers UNAVAILABLE for a storage reason ({sorted(set(resends))}); the referee's "
+              f"warnings:\n{_warnings(tmp_path)}")  # fmt: skip
     print(f"\nreferee RSS: {start:.1f} MiB at start, {warm:.1f} MiB after a warm-up of {warm_matches} matches "
           f"({warm_calls} calls), {end:.1f} MiB after {matches} more matches ({calls} calls): "
           f"{end - warm:+.1f} MiB (bound +{RSS_GROWTH_MIB:g})")  # fmt: skip
