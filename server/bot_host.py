@@ -36,6 +36,7 @@ from clients.sdk import AsyncRefereeClient, RefereeError
 from clients.sdk.values import MoveResult
 from clients.view import View
 from server.bot_seats import BotSeat, BotSeats
+from server.errors import describe
 from server.settings import DEFAULTS
 from server.storage_errors import StoreUnavailable
 
@@ -278,7 +279,7 @@ class BotHost:
             elif not lease.lost:
                 await self.seats.release(seat.field, self.holder)
         except Exception as exc:  # the lease runs out by itself; a finished seat is found finished again
-            log.warning("bot host: letting go of %s failed (%s)", seat.field, exc)
+            log.warning("bot host: letting go of %s failed (%s)", seat.field, describe(exc))
 
     # ------------------------------------------------------------------------------------------ leases
 
@@ -290,7 +291,7 @@ class BotHost:
                 try:
                     held = await self.seats.renew(name, self.holder, self._lease_ms)
                 except Exception as exc:  # Redis away: the lease runs down; the bot stops answering in time
-                    log.warning("bot host: renewing the lease of %s failed (%s)", name, exc)
+                    log.warning("bot host: renewing the lease of %s failed (%s)", name, describe(exc))
                     if time.monotonic() > lease.until:
                         self._lose(name, lease)
                     continue

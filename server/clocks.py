@@ -38,6 +38,7 @@ import redis.asyncio as aioredis
 
 from engine.timeouts import AUTO_MOVE, DEFAULT_MAX_AUTO_MOVES, FORFEIT_MATCH
 from engine.views import ClockDict
+from server.errors import describe
 from server.settings import DEFAULTS
 
 if TYPE_CHECKING:
@@ -407,7 +408,7 @@ class TimeoutFirer:
             try:
                 await self.poll_once()
             except Exception as exc:
-                log.warning("timeout firer: %s", exc)
+                log.warning("timeout firer: %s", describe(exc))
             delay = self.poll_s * (1 + 0.25 * random.random())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), delay)
@@ -474,7 +475,7 @@ class TimeoutFirer:
                         return
                     score = int(raw)
         except Exception as exc:
-            log.warning("timeout of game %s not handled: %s", game_id, exc)
+            log.warning("timeout of game %s not handled: %s", game_id, describe(exc))
         finally:
             self._busy.discard(game_id)
 

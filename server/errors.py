@@ -127,6 +127,11 @@ def reason_code(exc: BaseException) -> str:
     """The reason code ``rpc_status(exc)`` sends, without logging anything (for the metrics)."""
     known = _known(exc)
     return known[1] if known is not None else "INTERNAL"
+def describe(exc: BaseException) -> str:
+    """``exc`` for a log line: its text, or its type's name when it has none (a timeout's ``TimeoutError()``)."""
+    return str(exc) or type(exc).__name__
+
+
 def cut(text: str, limit: int = MAX_MESSAGE) -> str:
     """``text`` cut to at most ``limit`` characters (marked with "...")."""
     return text if len(text) <= limit else text[: limit - 3] + "..."

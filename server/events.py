@@ -52,7 +52,7 @@ import redis.asyncio as aioredis
 import redis.exceptions as rexc
 from redis.asyncio.cluster import RedisCluster
 
-from server.errors import ShuttingDown, TooMuch
+from server.errors import ShuttingDown, TooMuch, describe
 from server.expiry import ExpiryWatch, GameGone
 from server.hotpath import HotPath, resp
 from server.ports import StoredEvent
@@ -530,8 +530,9 @@ class EventHub:
                         self._reroute(link)
                     if first_failure and link.feeds:  # lost, and not made again at once: the node is unreachable
                         first_failure = False
-                        log.warning("event subscriber: no connection to Redis %s (%s); retrying", link.name, exc)
-                        error = StoreUnavailable(f"event subscriber: {exc}")
+                        cause = describe(exc)
+                        log.warning("event subscriber: no connection to Redis %s (%s); retrying", link.name, cause)
+                        error = StoreUnavailable(f"event subscriber: {cause}")
                         for feed in list(link.feeds):
                             self._fail(feed, error)
                     await asyncio.sleep(delay)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from server.errors import TooMuch
+from server.errors import TooMuch, describe
 from server.settings import DEFAULTS
 from server.storage_errors import StoreUnavailable
 from server.store import RedisClient, _redis_errors, game_key
@@ -141,6 +141,6 @@ async def release_quietly(open_games: OpenGames, game_id: str) -> None:
     try:
         await open_games.release(game_id)
     except StoreUnavailable as exc:
-        log.warning("open games: game %s not released (%s); it is checked again later", game_id, exc)
+        log.warning("open games: game %s not released (%s); it is checked again later", game_id, describe(exc))
     except Exception:  # never an error for a committed move
         log.exception("open games: game %s not released; it is checked again later", game_id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,3 +171,17 @@ def test_health_follows_a_redis_whose_answers_the_store_does_not_know_and_goes_o
         wait_for(lambda: health_status(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING again")
     finally:
         direct.close()
+
+
+def test_the_background_loops_name_a_redis_that_stopped_answering_in_their_warnings(
+    served: ServerProcess, private_redis: RedisProcess, tmp_path: Path
+) -> None:
+    # A timeout's text is empty (TimeoutError()): the warning then said "timeout firer: " and nothing more.
+    log = next(tmp_path.glob("referee-*.log"))
+    private_redis.process.send_signal(signal.SIGSTOP)
+    try:
+        wait_for(lambda: "timeout firer:" in log.read_text(), "the timeout firer's warning", 30)
+    finally:
+        private_redis.process.send_signal(signal.SIGCONT)
+    warnings = [line for line in log.read_text().splitlines() if " WARNING " in line]
+    assert warnings and not [line for line in warnings if line.rstrip().endswith(":")], warnings
