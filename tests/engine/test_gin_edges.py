@@ -215,3 +215,29 @@ def test_a_gin_hand_declared_with_deadwood_is_a_plain_knock() -> None:
     s, events = play(s, Declare())
     ended = hand_ended(events)
     assert (ended["reason"], ended["winner"], ended["points"]) == ("knock", 0, 63 - 4)
+
+
+# ------------------------------------------------------------------------------- options and profiles (2)
+
+
+def test_every_gin_option_of_rules_md_has_its_default() -> None:
+    """RULES.md 1 and 2 name each Gin table option with its default: `discard_taken_card_allowed` false,
+    `max_turns` 1000, `first_upcard_rule` none (seed 001), `knock_limit` 10, `big_gin_bonus` 31, gin 25,
+    undercut 25, `undercut_on_tie` true, `defender_deadwood` best, `stock_end_rule` draw, `target_score` 100, the
+    standard bonuses "all 0 by default", `oklahoma_ace` gin only ("an ace upcard means gin only"), `spades_double`
+    on; `oklahoma` and `hollywood` only in their profiles."""
+    r = E.rules_from_profile("gin")
+    assert r == E.Rules()
+    named = {
+        "discard_taken_card_allowed": False, "max_turns": 1000, "first_upcard_rule": "none", "knock_limit": 10,
+        "big_gin_bonus": 31, "gin_bonus": 25, "undercut_bonus": 25, "undercut_on_tie": True,
+        "defender_deadwood": "best", "stock_end_rule": "draw", "target_score": 100, "box_bonus": 0,
+        "game_bonus": 0, "shutout_game_bonus": 0, "oklahoma": False, "oklahoma_ace": "gin_only",
+        "spades_double": True, "hollywood": False, "max_hands": 0,
+    }
+    assert {k: r.to_dict()[k] for k in named} == named
+    oklahoma, hollywood = E.rules_from_profile("oklahoma-gin"), E.rules_from_profile("hollywood-gin")
+    assert (oklahoma.oklahoma, oklahoma.oklahoma_ace, oklahoma.spades_double, oklahoma.target_score) == (
+        True, "gin_only", True, 150)
+    assert E.Rules(oklahoma=True, target_score=150) == oklahoma
+    assert E.Rules(hollywood=True) == hollywood
