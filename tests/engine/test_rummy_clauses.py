@@ -374,6 +374,8 @@ REFERENCE_GAMES: list[tuple[str, dict[str, Any]]] = [
     ("rummy", {"players": 5, "max_melds_per_turn": 1, "layoff_requires_own_meld": True}),
     ("rummy", {"players": 6, "restock": "turn_over"}),
     ("rummy-g4a", {"ace_high_low": True, "restock": "turn_over"}),
+    ("rummy", {"players": 3, "target_score": 40}),
+    ("rummy", {"players": 2, "max_hands": 3}),
 ]
 
 
@@ -382,8 +384,9 @@ def test_engine_agrees_with_a_reference_reading_of_section_3(profile: str, optio
     """Section 3 as a whole, against an independent model of it: at every point of random games the legal moves
     are exactly the model's; every hand won scores the model's points (the others' cards, aces per option, the
     going-rummy multiplier exactly when the winner played no card in an earlier turn); the deal passes to the next
-    seat; a rebuilt stock is the discard pile less its top card (turned over: in reverse), and a hand ends
-    ``stalled`` exactly when nothing was played since the previous rebuild."""
+    seat, and the match ends exactly when a total reaches ``target_score`` or ``max_hands`` hands are played, the
+    highest total winning (a tie shared); a rebuilt stock is the discard pile less its top card (turned over: in
+    reverse), and a hand ends ``stalled`` exactly when nothing was played since the previous rebuild."""
     r = rules_from_profile(profile, **options)
     seed = hashlib.sha256(f"reference {profile} {options}".encode()).digest()
     rnd = random.Random(seed)
@@ -416,9 +419,16 @@ def test_engine_agrees_with_a_reference_reading_of_section_3(profile: str, optio
                 ends["went_out"] += 1
                 assert info["going_rummy"] is (not played[seat])
                 assert info["points"] == others * (1 if played[seat] else r.going_rummy_multiplier)
+            elif info["reason"] == "stalled":
+                assert not active and not before.stock
             else:
-                assert info["reason"] == ("stalled" if not active else "turn_cap"), info["reason"]
-            if s.phase != "match_over":
+                assert info["reason"] == "turn_cap" and before.turns + 1 == r.max_turns, info["reason"]
+            over = max(s.scores) >= r.target_score or 0 < r.max_hands <= s.hands_played
+            assert (s.phase == "match_over") is over
+            if over:
+                assert s.result is not None
+                assert s.result["winners"] == [i for i in range(n) if s.scores[i] == max(s.scores)]
+            else:
                 assert (s.dealer, s.to_act) == ((before.dealer + 1) % n, (before.dealer + 2) % n)
             played, this_turn, active = [False] * n, False, False
         elif isinstance(move, Discard):
@@ -437,3 +447,5 @@ def test_engine_agrees_with_a_reference_reading_of_section_3(profile: str, optio
             else:
                 assert s.stock == before.stock
     assert ends["went_out"] >= 1 and ends["restocked"] >= 1, ends
+    if "target_score" in options or "max_hands" in options:
+        assert s.phase == "match_over"
