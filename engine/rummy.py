@@ -57,14 +57,15 @@ def _leaves_ok(s: GameState, rest: int) -> bool:
 
 def _check_leaves(s: GameState, rest: int) -> None:
     """A meld or lay-off may not empty the hand under must_discard_to_go_out, nor leave only the card just taken
-    from the discard pile (the player could then neither discard nor go out)."""
+    from the discard pile (the player could then neither discard nor go out). RULES.md 3 makes no exception, so
+    that refusal holds with ``discard_taken_card_allowed`` too."""
     r = s.rules
     if not rest and r.must_discard_to_go_out:
         raise IllegalMoveError("MUST_DISCARD_TO_GO_OUT", "the last card must be discarded to go out")
-    if s.taken >= 0 and rest == 1 << s.taken and not r.discard_taken_card_allowed:
+    if s.taken >= 0 and rest == 1 << s.taken:
         raise IllegalMoveError(
             "WOULD_STRAND_TAKEN_CARD",
-            f"that would leave only {card_text(s.taken)}, just taken from the discard pile, which you cannot discard",
+            f"that would leave only {card_text(s.taken)}, just taken from the discard pile",
         )
 
 

@@ -349,7 +349,7 @@ def _reference_moves(s: GameState) -> set[Move]:
     def leaves_ok(rest: set[int]) -> bool:
         if not rest and r.must_discard_to_go_out:
             return False
-        return r.discard_taken_card_allowed or rest != {taken}
+        return rest != {taken}  # refused with discard_taken_card_allowed too: the text has no exception
 
     out: set[Move] = {Discard(c) for c in hand if c != taken or r.discard_taken_card_allowed}
     if not r.max_melds_per_turn or s.melds_this_turn < r.max_melds_per_turn:

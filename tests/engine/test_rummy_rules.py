@@ -509,14 +509,15 @@ def test_lay_off_leaving_only_the_card_taken_from_the_discard_pile_refused() -> 
     assert s.hands[0] == mask("KC") and "hand_ended" not in kinds(events)
 
 
-def test_leaving_only_the_taken_card_allowed_when_it_may_be_discarded() -> None:
-    """Section 3's dead end exists only because the taken card cannot be discarded: with
-    ``discard_taken_card_allowed`` the player may meld down to it and then go out by discarding it."""
+def test_leaving_only_the_taken_card_refused_even_when_it_may_be_discarded() -> None:
+    """Section 3's refusal has no exception: with ``discard_taken_card_allowed`` too, a meld or lay-off that would
+    leave only the card just taken from the discard pile is refused (the player may discard it instead)."""
     s = start(["3S 3H 3D 5C 6C 7C 8C", IDLE1, IDLE2], "KC", "2D", discard_taken_card_allowed=True)
-    s, _ = play(s, "draw discard", "meld 3S 3H 3D", "meld 5C 6C 7C", "layoff 8C 1")
-    assert set(legal_moves(s)) == {Discard(card("KC"))}
+    s, _ = play(s, "draw discard", "meld 3S 3H 3D", "meld 5C 6C 7C")
+    refused(s, 0, "layoff 8C 1", "WOULD_STRAND_TAKEN_CARD")
+    assert set(legal_moves(s)) == {Discard(card("8C")), Discard(card("KC"))}
     s, events = play(s, "discard KC")
-    assert ended(events)["winner"] == 0
+    assert s.hands[0] == mask("8C") and "hand_ended" not in kinds(events)
 
 
 def test_meld_may_use_the_card_taken_from_the_discard_pile() -> None:
