@@ -120,7 +120,8 @@ def legal_moves(s: GameState) -> list[Move]:
     hand = s.hands[seat]
     phase = s.phase
     if phase == DISCARD:  # half of all moves, then draw: the phases by how often they come
-        forbidden = -1 if s.rules.discard_taken_card_allowed else s.taken  # the card just taken, unless allowed
+        # the card just taken, unless allowed; the last discard (fiftieth_card) is to be knocked *with*, always
+        forbidden = -1 if s.rules.discard_taken_card_allowed and not s.must_knock else s.taken
         moves: list[Move] = [] if s.must_knock else _discards(hand if forbidden < 0 else hand & ~(1 << forbidden))
         knocks = knock_discards(hand, s.knock_limit, forbidden)
         # a hand that can go big gin can always knock (some meld has a card to spare), so test big gin only then
@@ -152,7 +153,9 @@ def legal_moves(s: GameState) -> list[Move]:
 
 
 def _last_card_useful(s: GameState, hand: int) -> bool:
-    forbidden = -1 if s.rules.discard_taken_card_allowed else s.discard[-1]
+    """Whether the last discard (fiftieth_card), added to the hand, lets it knock or go big gin *with* it: so
+    never by throwing it back, whatever ``discard_taken_card_allowed`` says."""
+    forbidden = s.discard[-1]
     return bool(knock_discards(hand, s.knock_limit, forbidden)) or can_big_gin(s, hand)
 
 
@@ -285,6 +288,10 @@ def _add_melds(s: GameState, seat: int, melds: tuple[int, ...]) -> list[int]:
 
 def _knock(s: GameState, seat: int, move: Knock, events: list[Event]) -> None:
     check_discard(s, seat, move.discard)
+    if s.must_knock and move.discard == s.taken:  # (with discard_taken_card_allowed: check_discard lets it be)
+        raise IllegalMoveError(
+            "MUST_KNOCK_WITH_LAST_CARD", f"you took {card_text(s.taken)}, the last discard, to knock with it: keep it"
+        )
     rest = s.hands[seat] & ~(1 << move.discard)
     if move.melds is None:
         dead, melds = best_arrangement(rest)

@@ -15,6 +15,7 @@ from tests.engine.test_gin_rules import (
     GIN10,
     GIN_DEFENDER,
     K9,
+    STOCK_END_HANDS,
     c,
     gin,
     legal_knocks,
@@ -241,3 +242,26 @@ def test_every_gin_option_of_rules_md_has_its_default() -> None:
         True, "gin_only", True, 150)
     assert E.Rules(oklahoma=True, target_score=150) == oklahoma
     assert E.Rules(hollywood=True) == hollywood
+
+
+def test_fiftieth_card_must_be_knocked_with_even_when_the_taken_card_may_be_discarded() -> None:
+    """RULES.md 2, `fiftieth_card`: the last discard may be taken "only in order to knock (or go big gin) with it":
+    with `discard_taken_card_allowed` on too, the knock may not throw that card back (that is no knock with it)."""
+    rules = gin(stock_end_rule="fiftieth_card", discard_taken_card_allowed=True)
+    s = start(rules, gin_deal(dealer=1, hands=STOCK_END_HANDS, upcard="KD"))
+    s, _ = burn_turns(s, 28)
+    s, _ = play(s, "draw stock", "discard 3C", "draw discard")
+    refused(s, 1, Knock(c("3C")), "MUST_KNOCK_WITH_LAST_CARD")
+    assert legal_knocks(s) == {"9D", "8C"}
+
+
+def test_fiftieth_card_that_only_a_throw_back_would_use_may_not_be_taken() -> None:
+    """The same: seat 1 holds gin; TH, the last discard, would be 10 of deadwood against a knock limit of 5, so
+    only throwing TH back would make a knock: taking it is refused, and only the pass (a drawn hand) is left."""
+    rules = gin(stock_end_rule="fiftieth_card", discard_taken_card_allowed=True, knock_limit=5)
+    s = start(rules, gin_deal(dealer=1, hands=FIFTIETH_HANDS, upcard="KD"))
+    s, _ = burn_turns(s, 28)
+    s, _ = play(s, "draw stock", "discard TH")
+    assert (s.phase, s.to_act) == ("last_card", 1)
+    assert E.legal_moves(s) == [Pass()]
+    refused(s, 1, DrawDiscard(), "MUST_KNOCK_WITH_LAST_CARD")
