@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import grpc
 import orjson
+from connectrpc._protocol import HTTPError
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError, ErrorDetail
 from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
@@ -198,10 +199,32 @@ class Edge:
                 raise connect_error(exc) from None
 
     async def on_end(self, token: None, ctx: RequestContext[Any, Any], error: Exception | None, /) -> None:
-        if isinstance(error, ConnectError) and error.code is Code.INVALID_ARGUMENT and not error.details:
-            raise _malformed(error.message) from None
-        if error is not None and not isinstance(error, ConnectError):
-            raise connect_error(error) from None
+        if error is not None:
+            answered = _answered(error)
+            if answered is not error:
+                raise answered from None
+
+
+def _answered(error: Exception) -> Exception:
+    """``error`` as the referee answers it: one connectrpc raised itself for a malformed request (INVALID_ARGUMENT
+    without details) with the MALFORMED_REQUEST reason, any other exception through ``connect_error``."""
+    if isinstance(error, ConnectError):
+        if error.code is Code.INVALID_ARGUMENT and not error.details:
+            return _malformed(error.message)
+        return error
+    if isinstance(error, HTTPError):  # 404, 405, 415: an HTTP status and no body, as the protocol has it
+        return error
+    return connect_error(error)
+
+
+class _Answering(ConnectASGIApplication[Any]):
+    """A refusal connectrpc makes before any interceptor runs (a ``connect-timeout-ms`` or ``grpc-timeout`` that is
+    no timeout, a ``connect-protocol-version`` other than 1) goes through ``_answered`` too, as Edge.on_end sends
+    every later one: every refusal of the HTTP port carries the referee's ErrorInfo."""
+
+    async def _handle_error(self, exc: Exception, ctx: Any, protocol: Any, send: Any) -> bool:
+        handled: bool = await super()._handle_error(_answered(exc), ctx, protocol, send)
+        return handled
 
 
 def _admitted_token(ctx: RequestContext[Any, Any]) -> str | None:
@@ -352,9 +375,11 @@ class RefereeConnect:
 def referee_app(referee: Referee, *, admit: Admit | None = None) -> ConnectASGIApplication[Any]:
     """The ASGI application of rummy.v1.RefereeService (paths ``/rummy.v1.RefereeService/<Method>``)."""
     service: referee_connect.RefereeService = RefereeConnect(referee)
-    return referee_connect.RefereeServiceASGIApplication(
-        service, interceptors=[Edge(admit)], read_max_bytes=MAX_MESSAGE_BYTES, codecs=CODECS
-    )
+    return _RefereeApp(service, interceptors=[Edge(admit)], read_max_bytes=MAX_MESSAGE_BYTES, codecs=CODECS)
+
+
+class _RefereeApp(_Answering, referee_connect.RefereeServiceASGIApplication):
+    """The generated application of rummy.v1.RefereeService, answering refusals as ``_Answering`` does."""
 
 
 class _HealthContext:
@@ -378,7 +403,7 @@ class HealthConnect:
         return response
 
 
-class HealthApp(ConnectASGIApplication[HealthConnect]):
+class HealthApp(_Answering):
     """The ASGI application of grpc.health.v1.Health (Check only; Watch is for the gRPC port)."""
 
     def __init__(self, health: HealthServicer) -> None:
