@@ -78,8 +78,12 @@ def connect_error(exc: BaseException) -> ConnectError:
     return ConnectError(CONNECT_CODES.get(status, Code.INTERNAL), errors.cut(message), details)
 
 
-def _malformed(what: str) -> ConnectError:
+def malformed_request(what: str) -> ConnectError:
+    """INVALID_ARGUMENT MALFORMED_REQUEST: the request's bytes are no request of the method."""
     return connect_error(BadRequest("MALFORMED_REQUEST", what))
+
+
+_malformed = malformed_request
 
 
 def _check_size(message: Message) -> None:

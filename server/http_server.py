@@ -1,5 +1,6 @@
-"""The HTTP port of ``rummy-referee serve``: Connect (JSON and binary), gRPC-Web and WatchGame's server stream
-over HTTP/1.1, for browsers and plain curl, served by uvicorn in the same asyncio loop as the grpc.aio server.
+"""The HTTP port of ``rummy-referee serve``: Connect (JSON and binary), gRPC-Web (binary, and text translated to
+it: ``grpc_web_text``) and WatchGame's server stream over HTTP/1.1, for browsers and plain curl, served by uvicorn
+in the same asyncio loop as the grpc.aio server.
 
     /rummy.v1.RefereeService/<Method>   every RPC (server.connect_api; GET for the side-effect-free ones)
     /grpc.health.v1.Health/Check        the same health status as the gRPC port's (POST or GET)
@@ -14,8 +15,11 @@ headers a browser client must read; any other origin gets no CORS header (a pref
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import logging
+import re
 import socket
 import ssl
 from collections.abc import Awaitable, Callable, Generator, Iterable, MutableMapping
@@ -25,7 +29,7 @@ from typing import Any
 import uvicorn
 from grpc_health.v1._async import HealthServicer
 
-from server.connect_api import Admit, HealthApp, referee_app
+from server.connect_api import Admit, HealthApp, malformed_request, referee_app
 from server.service import Referee
 
 Scope = MutableMapping[str, Any]
@@ -49,6 +53,7 @@ CORS_EXPOSE_HEADERS = (
 )
 CORS_MAX_AGE = "7200"
 _GRPC_WEB = b"application/grpc-web"
+_GRPC_WEB_TEXT = b"application/grpc-web-text"
 _NATIVE_GRPC = b"native gRPC needs HTTP/2: use the gRPC port, or gRPC-Web or Connect here\n"
 
 
@@ -107,10 +112,64 @@ class Router:
             await _respond(send, 404, [(b"content-type", b"text/plain")], b"not found\n")
             return
         for key, value in scope["headers"]:
-            if key == b"content-type" and value.startswith(b"application/grpc") and not value.startswith(_GRPC_WEB):
-                await _respond(send, 415, [(b"content-type", b"text/plain")], _NATIVE_GRPC)
-                return
+            if key == b"content-type" and value.startswith(b"application/grpc"):
+                if not value.startswith(_GRPC_WEB):
+                    await _respond(send, 415, [(b"content-type", b"text/plain")], _NATIVE_GRPC)
+                    return
+                if value.startswith(_GRPC_WEB_TEXT):
+                    await grpc_web_text(app, scope, receive, send)
+                    return
         await app(scope, receive, send)
+
+
+def grpc_web_text(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+    """gRPC-Web's text mode (``application/grpc-web-text[+proto]``, the grpc-web JavaScript client's default) as
+    its binary mode: the request's base64 is decoded as it arrives (a client may send padded pieces, one after
+    another), the call is made as ``application/grpc-web[+proto]``, and each write of the answer (a message, the
+    trailers frame) goes out as base64 of its own, padding and all, so that a stream's message is readable as soon
+    as it is sent. Text that is no base64 is INVALID_ARGUMENT MALFORMED_REQUEST."""
+    headers = [(k, _GRPC_WEB + v[len(_GRPC_WEB_TEXT):] if k == b"content-type" else v)
+               for k, v in scope["headers"] if k != b"content-length"]  # fmt: skip
+    decoder = _Base64Pieces()
+
+    async def receive_decoded() -> Message:
+        message = await receive()
+        if message["type"] == "http.request":
+            body = decoder.feed(message.get("body", b""), final=not message.get("more_body", False))
+            message = {**message, "body": body}
+        return message
+
+    async def send_encoded(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [
+                (k, _GRPC_WEB_TEXT + v[len(_GRPC_WEB):] if k == b"content-type" and v.startswith(_GRPC_WEB) else v)
+                for k, v in message.get("headers", ()) if k != b"content-length"]}  # fmt: skip
+        elif message["type"] == "http.response.body" and message.get("body"):
+            message = {**message, "body": base64.b64encode(message["body"])}
+        await send(message)
+
+    return app({**scope, "headers": headers}, receive_decoded, send_encoded)
+
+
+class _Base64Pieces:
+    """Decodes base64 that arrives in chunks of any size and may be several padded pieces one after the other."""
+
+    def __init__(self) -> None:
+        self.pending = b""
+
+    def feed(self, data: bytes, *, final: bool) -> bytes:
+        text = self.pending + data.translate(None, b" \t\r\n")
+        cut = len(text) if final else len(text) - len(text) % 4
+        chunk, self.pending = text[:cut], text[cut:]
+        if final and len(chunk) % 4:
+            chunk += b"=" * (-len(chunk) % 4)  # an unpadded end
+        try:
+            return b"".join(base64.b64decode(piece, validate=True) for piece in _PIECES.findall(chunk) if piece)
+        except binascii.Error:
+            raise malformed_request("the grpc-web-text body is not base64") from None
+
+
+_PIECES = re.compile(rb"[^=]*=*")
 
 
 class Cors:
