@@ -13,6 +13,7 @@ referee and encodes the result, exactly as the gRPC servicer does; every failure
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import grpc
@@ -29,6 +30,7 @@ from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_health.v1 import health_pb2
 from grpc_health.v1._async import HealthServicer
 from protobuf import Message as PyMessage
+from protobuf import message_from_json_value
 from protobuf.wkt import Any as AnyDetail
 
 from rummy_pb.rummy.v1 import game_pb, referee_connect, referee_pb
@@ -148,7 +150,8 @@ _ENUM_REQUESTS = frozenset(d.full_name for name, d in rpb.DESCRIPTOR.message_typ
 
 class JsonCodec:
     """Protobuf's canonical JSON (``application/json``): field names in lowerCamelCase, unknown fields ignored
-    (forward compatible, as Connect's own codec), 64-bit integers as strings.
+    (forward compatible, as Connect's own codec), 64-bit integers as strings; two fields of one oneof, or one field
+    by both its names, refused (``_one_field_each``).
 
     rummy.v1's messages are transcoded through protobuf-py's native JSON (rummy_pb/*_pb.py, generated from the
     same .proto files): binary -> protobuf-py -> JSON, about 0.1 ms for a move's response where
@@ -172,16 +175,76 @@ class JsonCodec:
         name = message_class.DESCRIPTOR.full_name
         native = _NATIVE.get(name)
         try:
+            value = orjson.loads(data) if data else {}
             if native is not None and name not in _ENUM_REQUESTS:
-                return message_class.FromString(native.from_json(bytes(data) or b"{}", ignore_unknown_fields=True)
+                _one_field_each(value, message_class.DESCRIPTOR)  # json_format checks the same itself
+                return message_class.FromString(message_from_json_value(native, value, ignore_unknown_fields=True)
                                                 .to_binary())  # fmt: skip
             message = message_class()
-            json_format.ParseDict(orjson.loads(data) if data else {}, message, ignore_unknown_fields=True)
+            json_format.ParseDict(value, message, ignore_unknown_fields=True)
             return message
         except Exception as exc:
             detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             what = f"the request is not a valid {message_class.DESCRIPTOR.full_name} in JSON: {detail}"
             raise _malformed(what) from None
+
+
+@dataclass(frozen=True, slots=True)
+class _JsonField:
+    """What _one_field_each needs of a field, computed once: the name its presence is counted under (its oneof's,
+    else its own), the message to look into (None: a scalar, an enum, a well-known type) and whether it is a map
+    (then the message is its values')."""
+
+    group: str
+    inner: Any
+    is_map: bool
+
+
+def _json_fields(descriptor: Any) -> dict[str, _JsonField]:
+    """A message's fields by their JSON and their proto names (ProtoJSON accepts both)."""
+    found = _JSON_FIELDS.get(descriptor.full_name)
+    if found is None:
+        found = {}
+        for f in descriptor.fields:
+            group = f.containing_oneof.full_name if f.containing_oneof is not None else f.full_name
+            inner, is_map = f.message_type, False
+            if inner is not None and inner.GetOptions().map_entry:
+                inner, is_map = inner.fields_by_name["value"].message_type, True
+            if inner is not None and inner.full_name.startswith("google.protobuf."):
+                inner = None
+            found[f.json_name] = found[f.name] = _JsonField(group, inner, is_map)
+        _JSON_FIELDS[descriptor.full_name] = found
+    return found
+
+
+_JSON_FIELDS: dict[str, dict[str, _JsonField]] = {}
+
+
+def _one_field_each(value: Any, descriptor: Any) -> None:
+    """ProtoJSON's rules protobuf-py's reader does not enforce (it keeps the last): a field given twice (by its
+    JSON and its proto name) and two fields of one oneof (two moves in one Move) are errors; a null is no value."""
+    if not isinstance(value, dict):
+        return  # the reader refuses it
+    fields = _json_fields(descriptor)
+    taken: dict[str, str] = {}
+    for key, item in value.items():
+        field = fields.get(key)
+        if field is None or item is None:
+            continue
+        if field.group in taken:
+            raise ValueError(f"{key!r} and {taken[field.group]!r} are the same field or fields of one oneof")
+        taken[field.group] = key
+        if field.inner is None:
+            continue
+        if field.is_map:
+            if isinstance(item, dict):
+                for entry in item.values():
+                    _one_field_each(entry, field.inner)
+        elif isinstance(item, list):
+            for element in item:
+                _one_field_each(element, field.inner)
+        else:
+            _one_field_each(item, field.inner)
 
 
 CODECS = (BinaryCodec(), JsonCodec())

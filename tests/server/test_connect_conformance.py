@@ -6,16 +6,19 @@ spec-following client or a conformance suite trips on."""
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator
 
 import httpx
 import pytest
+import redis
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread
-from tests.server.webkit import GRPC_CODES, SERVICE, connect_error_answer, envelope, envelopes
+from tests.server.test_bad_input_parity import _RESPONSES, _requests, _snapshot
+from tests.server.webkit import GRPC_CODES, PROTOCOLS, SERVICE, call, connect_error_answer, envelope, envelopes
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +38,19 @@ def game(web: ServerThread) -> Iterator[Game]:
     client = Client(web.address)
     try:
         yield client.create("gin", token=ORGANIZER, allow_spectators=True)
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def fresh(web: ServerThread) -> Iterator[Game]:
+    """A game of the test's own whose seat 1 is to act (draw phase): tokens[1] is the mover's."""
+    client = Client(web.address)
+    try:
+        game = client.create("gin", token=ORGANIZER)
+        if client.view(game, game.tokens[1]).to_act != 1:
+            game.tokens = {0: game.tokens[1], 1: game.tokens[0]}
+        yield game
     finally:
         client.close()
 
@@ -180,3 +196,111 @@ def test_watch_over_grpc_web_text_streams_each_message_as_it_comes(web: ServerTh
 def test_text_frames_reads_padded_pieces() -> None:
     pieces = base64.b64encode(envelope(b"ab")) + base64.b64encode(envelope(b"cde", 0x80))
     assert _text_frames(pieces) == [(0, b"ab"), (0x80, b"cde")]
+
+
+# ------------------------------------------------------------------------------------------ protobuf's JSON
+
+
+@pytest.mark.parametrize(("method", "body"), [
+    ("SubmitMove", {"move": {"drawStock": {}, "drawDiscard": {}}}),
+    ("ValidateMove", {"move": {"drawDiscard": {}, "drawStock": {}}}),
+    ("SubmitMove", {"move": {"drawStock": {}, "draw_discard": {}}}),
+    ("GetGame", {"game_id": "g_AAAAAAAAAAAAAAAAAAAAAA"}),
+    ("CreateGame", {"profile": "gin", "seats": [{"displayName": "A"}, {"displayName": "B"}],
+                    "timeControl": {"perMove": {"limitMs": 5000}, "clock": {"initialMs": 5000}}}),
+])  # fmt: skip
+def test_a_oneof_set_twice_in_json_is_malformed_request(http: httpx.Client, fresh: Game, method: str,
+                                                       body: dict[str, object]) -> None:  # fmt: skip
+    """ProtoJSON: a parser must refuse two fields of one oneof, and one field named twice (by its JSON and its
+    proto name): the binary encoding's "last one wins" has no JSON counterpart; the referee must not pick one of
+    two moves and play it."""
+    reply = http.post(f"/{SERVICE}/{method}", json={"gameId": fresh.game_id, **body},
+                      headers={"authorization": f"Bearer {fresh.tokens[1]}"})  # fmt: skip
+    answer = connect_error_answer(reply.content, reply.status_code)
+    assert (answer.status, answer.reason) == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), reply.content
+
+
+def test_a_oneof_field_set_to_null_is_not_set(http: httpx.Client, fresh: Game) -> None:
+    """ProtoJSON: null is the field's default; {"drawStock": {}, "drawDiscard": null} is the one move."""
+    reply = http.post(f"/{SERVICE}/ValidateMove", json={"gameId": fresh.game_id,
+                                                        "move": {"drawStock": {}, "drawDiscard": None}},
+                      headers={"authorization": f"Bearer {fresh.tokens[1]}"})  # fmt: skip
+    assert reply.status_code == 200, reply.content
+
+
+# ------------------------------------------------------------------------------- a refusal changes nothing
+
+
+def _http_refusals(game: Game, hand: list[str]) -> Iterator[tuple[str, str, dict[str, str], bytes]]:
+    """(what, method + query, headers, body): moves refused by the transport, each of which would be legal as a
+    proper request (seat 1 is to act, in the draw phase)."""
+    move = json.dumps({"gameId": game.game_id, "move": {"drawStock": {}}, "requestId": "r1"}).encode()
+    auth = {"authorization": f"Bearer {game.tokens[1]}"}
+    as_json = {**auth, "content-type": "application/json"}
+    yield "an unknown content type", "SubmitMove", {**auth, "content-type": "text/plain"}, move
+    yield "a stream's content type", "SubmitMove", {**auth, "content-type": "application/connect+json"}, move
+    yield "an unknown compression", "SubmitMove", {**as_json, "content-encoding": "br"}, move
+    yield "gzip that is not", "SubmitMove", {**as_json, "content-encoding": "gzip"}, move
+    yield "a bad timeout", "SubmitMove", {**as_json, "connect-timeout-ms": "soon"}, move
+    yield "no time left", "SubmitMove", {**as_json, "connect-timeout-ms": "0"}, move
+    yield "protocol version 2", "SubmitMove", {**as_json, "connect-protocol-version": "2"}, move
+    yield "a field of the wrong type", "SubmitMove", as_json, move.replace(b'"r1"', b"5")
+    yield "a version of the wrong type", "SubmitMove", as_json, move[:-1] + b', "expectedVersion": "zero"}'
+    yield "a truncated body", "SubmitMove", as_json, move[:-3]
+    yield "grpc-web-text that is no base64", "SubmitMove", {**auth, "content-type": "application/grpc-web-text"}, b"*"
+    yield "a bad grpc-timeout", "SubmitMove", {**auth, "content-type": "application/grpc-web+proto",
+                                               "grpc-timeout": "1x"}, envelope(b"")  # fmt: skip
+    yield "two moves in one (a oneof set twice)", "SubmitMove", as_json, json.dumps(
+        {"gameId": game.game_id, "move": {"drawStock": {}, "drawDiscard": {}}}).encode()
+    yield "a discard not held", "SubmitMove", as_json, json.dumps(
+        {"gameId": game.game_id, "move": {"discard": {"card": next(c for c in _ALL if c not in hand)}}}).encode()
+
+
+_ALL = [r + s for s in "SHDC" for r in "A23456789TJQK"]
+
+
+def _refused(reply: httpx.Response) -> bool:
+    """Whether the reply is an error: an HTTP error status, or gRPC-Web's grpc-status other than 0."""
+    kind = reply.headers.get("content-type", "")
+    if reply.status_code != 200 or not kind.startswith("application/grpc-web"):
+        return reply.status_code != 200
+    if "grpc-status" in reply.headers:
+        return reply.headers["grpc-status"] != "0"
+    frames = _text_frames(reply.content) if kind.startswith("application/grpc-web-text") else list(
+        envelopes(reply.content))
+    return _trailers(frames[-1][1]).get("grpc-status", "0") != "0"
+
+
+def test_no_refusal_on_the_http_port_changes_the_game(web: ServerThread, http: httpx.Client) -> None:
+    """Every Redis key of the game, byte for byte, after each refused move, by every protocol (the refusals of
+    test_bad_input_parity, and those of the transport itself); then the same move, sent properly, is applied."""
+    client = Client(web.address)
+    try:
+        game = client.create("gin", token=ORGANIZER, allow_spectators=True, seed=bytes(range(32)))
+        view = client.view(game, game.tokens[1])
+        if view.to_act != 1:
+            game.tokens = {0: game.tokens[1], 1: game.tokens[0]}
+            view = client.view(game, game.tokens[1])
+        store = redis.Redis.from_url(web.redis_url)
+        before = _snapshot(store, game.game_id)
+        assert before
+        for protocol in PROTOCOLS:
+            for name, method, request, token, status, _reason in _requests(game, list(view.hand)):
+                answer = call(http, protocol, method, request, _RESPONSES[method], token)
+                assert answer.status == status, (protocol, name, answer)
+                assert _snapshot(store, game.game_id) == before, (protocol, name)
+        for name, path, headers, body in _http_refusals(game, list(view.hand)):
+            reply = http.post(f"/{SERVICE}/{path}", content=body, headers=headers)
+            assert _refused(reply), (name, reply.headers, reply.content)
+            assert _snapshot(store, game.game_id) == before, name
+        for method in ("GET", "PUT", "DELETE"):
+            reply = http.request(method, f"/{SERVICE}/SubmitMove?encoding=json&message=%7B%7D",
+                                 headers={"authorization": f"Bearer {game.tokens[1]}"})  # fmt: skip
+            assert reply.status_code == 405 and reply.headers["allow"] == "POST", method
+        assert _snapshot(store, game.game_id) == before
+        moved = http.post(f"/{SERVICE}/SubmitMove", content=next(_http_refusals(game, []))[3],
+                          headers={"authorization": f"Bearer {game.tokens[1]}", "content-type": "application/json"})
+        assert moved.status_code == 200 and moved.json()["version"] == "1", moved.content
+        assert _snapshot(store, game.game_id) != before
+    finally:
+        client.close()
