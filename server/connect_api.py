@@ -12,6 +12,7 @@ referee and encodes the result, exactly as the gRPC servicer does; every failure
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -25,6 +26,7 @@ from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
 from connectrpc.server import ConnectASGIApplication, Endpoint
 from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_health.v1 import health_pb2
@@ -177,9 +179,10 @@ class JsonCodec:
         try:
             value = orjson.loads(data) if data else {}
             if native is not None and name not in _ENUM_REQUESTS:
-                _one_field_each(value, message_class.DESCRIPTOR)  # json_format checks the same itself
+                _one_field_each(value, message_class.DESCRIPTOR)
                 return message_class.FromString(message_from_json_value(native, value, ignore_unknown_fields=True)
                                                 .to_binary())  # fmt: skip
+            _one_field_each(value, message_class.DESCRIPTOR)
             message = message_class()
             json_format.ParseDict(value, message, ignore_unknown_fields=True)
             return message
@@ -198,6 +201,7 @@ class _JsonField:
     group: str
     inner: Any
     is_map: bool
+    is_bytes: bool
 
 
 def _json_fields(descriptor: Any) -> dict[str, _JsonField]:
@@ -212,17 +216,22 @@ def _json_fields(descriptor: Any) -> dict[str, _JsonField]:
                 inner, is_map = inner.fields_by_name["value"].message_type, True
             if inner is not None and inner.full_name.startswith("google.protobuf."):
                 inner = None
-            found[f.json_name] = found[f.name] = _JsonField(group, inner, is_map)
+            is_bytes = f.type == FieldDescriptor.TYPE_BYTES
+            found[f.json_name] = found[f.name] = _JsonField(group, inner, is_map, is_bytes)
         _JSON_FIELDS[descriptor.full_name] = found
     return found
 
 
 _JSON_FIELDS: dict[str, dict[str, _JsonField]] = {}
+# ProtoJSON's bytes: standard or URL-safe base64, padded or not
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+/_-]{3}=?)?")
 
 
 def _one_field_each(value: Any, descriptor: Any) -> None:
-    """ProtoJSON's rules protobuf-py's reader does not enforce (it keeps the last): a field given twice (by its
-    JSON and its proto name) and two fields of one oneof (two moves in one Move) are errors; a null is no value."""
+    """ProtoJSON's rules the readers do not enforce: a field given twice (by its JSON and its proto name) and two
+    fields of one oneof (two moves in one Move) are errors, protobuf-py's reader keeping the last; bytes that are no
+    base64 are an error, json_format skipping the characters it does not know (a seed of "!!!" read as none); a
+    null is no value."""
     if not isinstance(value, dict):
         return  # the reader refuses it
     fields = _json_fields(descriptor)
@@ -234,6 +243,10 @@ def _one_field_each(value: Any, descriptor: Any) -> None:
         if field.group in taken:
             raise ValueError(f"{key!r} and {taken[field.group]!r} are the same field or fields of one oneof")
         taken[field.group] = key
+        if field.is_bytes:
+            for text in item if isinstance(item, list) else (item,):
+                if isinstance(text, str) and not _BASE64.fullmatch(text):
+                    raise ValueError(f"{key!r} is not base64")  # json_format would drop the characters it skips
         if field.inner is None:
             continue
         if field.is_map:

@@ -220,6 +220,28 @@ def test_a_oneof_set_twice_in_json_is_malformed_request(http: httpx.Client, fres
     assert (answer.status, answer.reason) == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), reply.content
 
 
+_SEED = bytes(range(200, 232))
+
+
+@pytest.mark.parametrize(("seed", "accepted"), [
+    (base64.b64encode(_SEED).decode(), True),
+    (base64.urlsafe_b64encode(_SEED).decode().rstrip("="), True),
+    ("!!!", False),
+    (base64.b64encode(_SEED).decode()[:20] + "!" + base64.b64encode(_SEED).decode()[20:], False),
+    (base64.b64encode(_SEED).decode()[:-2] + "*=", False),
+])  # fmt: skip
+def test_bytes_in_json_are_base64_or_malformed_request(http: httpx.Client, seed: str, accepted: bool) -> None:
+    """ProtoJSON's bytes are standard or URL-safe base64, padded or not; anything else is refused, not read with
+    the odd characters skipped (an organizer's seed of "!!!" was a game with a random seed)."""
+    reply = http.post(f"/{SERVICE}/CreateGame", json={"profile": "gin", "seed": seed, "seats": [
+        {"displayName": "A"}, {"displayName": "B"}]}, headers={"authorization": f"Bearer {ORGANIZER}"})  # fmt: skip
+    if accepted:
+        assert reply.status_code == 200, reply.content
+        return
+    answer = connect_error_answer(reply.content, reply.status_code)
+    assert (answer.status, answer.reason) == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), reply.content
+
+
 def test_a_oneof_field_set_to_null_is_not_set(http: httpx.Client, fresh: Game) -> None:
     """ProtoJSON: null is the field's default; {"drawStock": {}, "drawDiscard": null} is the one move."""
     reply = http.post(f"/{SERVICE}/ValidateMove", json={"gameId": fresh.game_id,
