@@ -22,6 +22,7 @@ import logging
 import re
 import socket
 import ssl
+import struct
 from collections.abc import Awaitable, Callable, Generator, Iterable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ CORS_EXPOSE_HEADERS = (
 CORS_MAX_AGE = "7200"
 _GRPC_WEB = b"application/grpc-web"
 _GRPC_WEB_TEXT = b"application/grpc-web-text"
+_CONNECT_STREAM = b"application/connect+"
 _NATIVE_GRPC = b"native gRPC needs HTTP/2: use the gRPC port, or gRPC-Web or Connect here\n"
 
 
@@ -119,7 +121,39 @@ class Router:
                 if value.startswith(_GRPC_WEB_TEXT):
                     await grpc_web_text(app, scope, receive, send)
                     return
+            elif key == b"content-type" and value.startswith(_CONNECT_STREAM):
+                await connect_stream(app, scope, receive, send, value.partition(b";")[0].strip())
+                return
         await app(scope, receive, send)
+
+
+def connect_stream(app: ASGIApp, scope: Scope, receive: Receive, send: Send, content_type: bytes) -> Awaitable[None]:
+    """A Connect stream (``application/connect+json|proto``: WatchGame) that connectrpc refuses for its headers
+    before it starts one (a ``connect-timeout-ms`` that is no timeout, ``connect-protocol-version`` 2) is answered
+    as the protocol says every stream is: HTTP 200, the error in the EndStreamResponse (connectrpc answered a unary
+    error, HTTP 400, which a Connect streaming client reads as ``internal``). Bodiless refusals (404, 405, 415) and
+    every started stream pass as they are."""
+    held: list[Message] = []
+
+    async def send_as_stream(message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] != 200 and any(
+                k == b"content-type" and v == b"application/json" for k, v in message.get("headers", ())):  # fmt: skip
+            held.append(message)
+            return
+        if not held:
+            await send(message)
+            return
+        held.append(message)
+        if message.get("more_body", False):
+            return
+        error = b"".join(m.get("body", b"") for m in held[1:])
+        end = b'{"error": ' + error + b"}"
+        headers = [(k, v) for k, v in held[0].get("headers", ()) if k not in (b"content-type", b"content-length")]
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", content_type), *headers]})  # fmt: skip
+        await send({"type": "http.response.body", "body": struct.pack(">BI", 0x02, len(end)) + end})
+
+    return app(scope, receive, send_as_stream)
 
 
 def grpc_web_text(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:

@@ -326,3 +326,28 @@ def test_no_refusal_on_the_http_port_changes_the_game(web: ServerThread, http: h
         assert _snapshot(store, game.game_id) != before
     finally:
         client.close()
+
+
+# ----------------------------------------------------------------------------------- Connect server streams
+
+
+@pytest.mark.parametrize("headers", [{"connect-timeout-ms": "soon"}, {"connect-protocol-version": "2"}])
+@pytest.mark.parametrize("codec", ["json", "proto"])
+def test_a_refused_stream_is_http_200_with_the_error_in_its_end_stream_message(
+    http: httpx.Client, game: Game, headers: dict[str, str], codec: str
+) -> None:
+    """Connect: "Streaming responses always have an HTTP status of 200 OK", errors in the EndStreamResponse; a
+    stream refused for its headers, before any handler runs, too (a Connect streaming client reads a 400 as
+    internal)."""
+    request = rpb.WatchGameRequest(game_id=game.game_id)
+    body = json.dumps({"gameId": game.game_id}).encode() if codec == "json" else request.SerializeToString()
+    reply = http.post(f"/{SERVICE}/WatchGame", content=envelope(body),
+                      headers={"content-type": f"application/connect+{codec}",
+                               "authorization": f"Bearer {game.tokens[0]}", **headers})  # fmt: skip
+    assert reply.status_code == 200, (reply.status_code, reply.content)
+    assert reply.headers["content-type"] == f"application/connect+{codec}"
+    frames = list(envelopes(reply.content))
+    assert len(frames) == 1 and frames[0][0] == 0x02, frames
+    end = json.loads(frames[0][1])
+    answer = connect_error_answer(json.dumps(end["error"]).encode(), 200)
+    assert (answer.status, answer.reason) == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), end
