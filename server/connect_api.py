@@ -306,6 +306,13 @@ class _Answering(ConnectASGIApplication[Any]):
         handled: bool = await super()._handle_error(_answered(exc), ctx, protocol, send)
         return handled
 
+    async def _read_get_request(self, endpoint: Any, codec: Any, params: dict[str, list[str]]) -> Any:
+        """A Connect GET's ``base64=1`` message must be base64 (connectrpc's decoder skips what is not, reading
+        ``!!!`` as the empty message)."""
+        if params.get("base64", ("",))[0] == "1" and not _BASE64.fullmatch(params.get("message", ("",))[0]):
+            raise malformed_request("the GET request's message is not URL-safe base64")
+        return await super()._read_get_request(endpoint, codec, params)
+
 
 def _admitted_token(ctx: RequestContext[Any, Any]) -> str | None:
     """The bearer token for the admission check (a malformed header: none; the handler refuses it if needed)."""

@@ -351,3 +351,24 @@ def test_a_refused_stream_is_http_200_with_the_error_in_its_end_stream_message(
     end = json.loads(frames[0][1])
     answer = connect_error_answer(json.dumps(end["error"]).encode(), 200)
     assert (answer.status, answer.reason) == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), end
+
+
+# ------------------------------------------------------------------------------------------------ Connect GET
+
+
+def test_a_get_with_base64_that_is_no_base64_is_malformed_request(http: httpx.Client, game: Game) -> None:
+    """base64=1: the message is URL-safe base64, padded or not; characters outside it are refused, not skipped
+    (``!`` in the middle of a GetGame request was the same request)."""
+    headers = {"authorization": f"Bearer {game.tokens[0]}"}
+    text = base64.urlsafe_b64encode(rpb.GetGameRequest(game_id=game.game_id).SerializeToString()).decode()
+    for message in (text, text.rstrip("=")):
+        reply = http.get(f"/{SERVICE}/GetGame", params={"encoding": "proto", "base64": "1", "message": message},
+                         headers=headers)  # fmt: skip
+        assert reply.status_code == 200, reply.content
+        assert rpb.GetGameResponse.FromString(reply.content).view.game_id == game.game_id
+    for message in (text[:8] + "!" + text[8:], "!!!", text[:-3] + "."):
+        reply = http.get(f"/{SERVICE}/GetGame", params={"encoding": "proto", "base64": "1", "message": message},
+                         headers=headers)  # fmt: skip
+        assert reply.status_code == 400, (message, reply.status_code)
+        answer = connect_error_answer(reply.content, reply.status_code)
+        assert (answer.status, answer.reason) == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), (message, reply.content)
