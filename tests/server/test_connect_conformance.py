@@ -372,3 +372,43 @@ def test_a_get_with_base64_that_is_no_base64_is_malformed_request(http: httpx.Cl
         assert reply.status_code == 400, (message, reply.status_code)
         answer = connect_error_answer(reply.content, reply.status_code)
         assert (answer.status, answer.reason) == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), (message, reply.content)
+
+
+# ------------------------------------------------------------------------------------- the unary error model
+
+#: connectrpc.com/docs/protocol#error-codes: each code's HTTP status
+SPEC_HTTP_STATUS = {"canceled": 499, "unknown": 500, "invalid_argument": 400, "deadline_exceeded": 504,
+                    "not_found": 404, "already_exists": 409, "permission_denied": 403, "resource_exhausted": 429,
+                    "failed_precondition": 400, "aborted": 409, "out_of_range": 400, "unimplemented": 501,
+                    "internal": 500, "unavailable": 503, "data_loss": 500, "unauthenticated": 401}  # fmt: skip
+
+
+def test_each_refusal_has_the_http_status_of_its_code_and_the_error_body_of_the_spec(
+    http: httpx.Client, fresh: Game
+) -> None:
+    """The HTTP status is the spec's for the code; the body is application/json {"code", "message", "details"},
+    each detail {"type": the full name without type.googleapis.com/, "value": unpadded base64}."""
+    mover, other = {"authorization": f"Bearer {fresh.tokens[1]}"}, {"authorization": f"Bearer {fresh.tokens[0]}"}
+    draw = {"gameId": fresh.game_id, "move": {"drawStock": {}}}
+    cases: list[tuple[str, dict[str, str], bytes, str]] = [
+        ("GetGame", mover, b'{"gameId": "!"}', "invalid_argument"),
+        ("SubmitMove", other, json.dumps(draw).encode(), "failed_precondition"),
+        ("SubmitMove", mover, json.dumps({**draw, "expectedVersion": "9"}).encode(), "aborted"),
+        ("GetGame", {}, json.dumps({"gameId": fresh.game_id}).encode(), "unauthenticated"),
+        ("GetReplay", mover, json.dumps({"gameId": fresh.game_id}).encode(), "permission_denied"),
+        ("GetGame", mover, b'{"gameId": "g_AAAAAAAAAAAAAAAAAAAAAA"}', "not_found"),
+        ("AnalyzeHand", {}, b'{"profile": "' + b"x" * (300 * 1024) + b'"}', "resource_exhausted"),
+        ("Ping", {"content-encoding": "br"}, b"{}", "unimplemented"),
+        ("GetGame", {**mover, "connect-timeout-ms": "5"}, json.dumps({"gameId": fresh.game_id}).encode(),
+         "deadline_exceeded"),
+    ]  # fmt: skip
+    for method, headers, body, code in cases:
+        reply = http.post(f"/{SERVICE}/{method}", content=body,
+                          headers={"content-type": "application/json", **headers})  # fmt: skip
+        assert reply.status_code == SPEC_HTTP_STATUS[code], (method, code, reply.status_code, reply.content[:200])
+        assert reply.headers["content-type"] == "application/json"
+        error = reply.json()
+        assert error["code"] == code and isinstance(error.get("message", ""), str), error
+        for detail in error.get("details", ()):
+            assert set(detail) <= {"type", "value", "debug"} and not detail["type"].startswith("type.googleapis")
+            assert "=" not in detail["value"] and base64.b64decode(detail["value"] + "==")
