@@ -202,6 +202,7 @@ class _JsonField:
     inner: Any
     is_map: bool
     is_bytes: bool
+    enum_names: frozenset[str] | None  # an enum's value names; None: not an enum
 
 
 def _json_fields(descriptor: Any) -> dict[str, _JsonField]:
@@ -217,7 +218,8 @@ def _json_fields(descriptor: Any) -> dict[str, _JsonField]:
             if inner is not None and inner.full_name.startswith("google.protobuf."):
                 inner = None
             is_bytes = f.type == FieldDescriptor.TYPE_BYTES
-            found[f.json_name] = found[f.name] = _JsonField(group, inner, is_map, is_bytes)
+            names = None if f.enum_type is None else frozenset(v.name for v in f.enum_type.values)
+            found[f.json_name] = found[f.name] = _JsonField(group, inner, is_map, is_bytes, names)
         _JSON_FIELDS[descriptor.full_name] = found
     return found
 
@@ -230,8 +232,9 @@ _BASE64 = re.compile(r"(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za
 def _one_field_each(value: Any, descriptor: Any) -> None:
     """ProtoJSON's rules the readers do not enforce: a field given twice (by its JSON and its proto name) and two
     fields of one oneof (two moves in one Move) are errors, protobuf-py's reader keeping the last; bytes that are no
-    base64 are an error, json_format skipping the characters it does not know (a seed of "!!!" read as none); a
-    null is no value."""
+    base64 are an error, json_format skipping the characters it does not know (a seed of "!!!" read as none); so
+    is an enum name no value of the enum has (with unknown fields ignored, json_format reads it as the default: a
+    typo in a timeout policy was forfeit_match; an unknown number is refused by the referee); a null is no value."""
     if not isinstance(value, dict):
         return  # the reader refuses it
     fields = _json_fields(descriptor)
@@ -247,6 +250,11 @@ def _one_field_each(value: Any, descriptor: Any) -> None:
             for text in item if isinstance(item, list) else (item,):
                 if isinstance(text, str) and not _BASE64.fullmatch(text):
                     raise ValueError(f"{key!r} is not base64")  # json_format would drop the characters it skips
+        if field.enum_names is not None:
+            for name in item if isinstance(item, list) else (item,):
+                if isinstance(name, str) and name not in field.enum_names and not name.lstrip("-").isdigit():
+                    # (a number, or a number in a string as json_format takes it, is the referee's to check)
+                    raise ValueError(f"{key!r}: {name[:40]!r} is no value of the enum")
         if field.inner is None:
             continue
         if field.is_map:

@@ -242,6 +242,31 @@ def test_bytes_in_json_are_base64_or_malformed_request(http: httpx.Client, seed:
     assert (answer.status, answer.reason) == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), reply.content
 
 
+_TIMED = {"profile": "gin", "seats": [{"displayName": "A"}, {"displayName": "B"}],
+          "timeControl": {"perMove": {"limitMs": "5000"}}}
+
+
+@pytest.mark.parametrize(("body", "accepted"), [
+    ({**_TIMED, "timeoutPolicy": {"kind": "KIND_AUTO_MOVE"}}, True),
+    ({**_TIMED, "timeoutPolicy": {"kind": 2}}, True),
+    ({**_TIMED, "timeoutPolicy": {"kind": "2"}}, True),
+    ({**_TIMED, "timeoutPolicy": {"kind": "KIND_AUTO_MOVES"}}, False),
+    ({**_TIMED, "seats": [{"displayName": "A", "kind": "SEAT_KIND_BOT"}, {"displayName": "B", "kind": 1}]}, True),
+    ({**_TIMED, "seats": [{"displayName": "A", "kind": "SEAT_KIND_ROBOT"}, {"displayName": "B"}]}, False),
+])  # fmt: skip
+def test_an_enum_by_a_name_it_does_not_have_is_malformed_request(
+    http: httpx.Client, body: dict[str, object], accepted: bool
+) -> None:
+    """Enum values by name or by number; a name the enum does not have is refused, as an unknown number is, not
+    read as the default (a typo in auto_move's name was a forfeit_match game)."""
+    reply = http.post(f"/{SERVICE}/CreateGame", json=body)
+    if accepted:
+        assert reply.status_code == 200, reply.content
+        return
+    answer = connect_error_answer(reply.content, reply.status_code)
+    assert (answer.status, answer.reason) == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), reply.content
+
+
 def test_a_oneof_field_set_to_null_is_not_set(http: httpx.Client, fresh: Game) -> None:
     """ProtoJSON: null is the field's default; {"drawStock": {}, "drawDiscard": null} is the one move."""
     reply = http.post(f"/{SERVICE}/ValidateMove", json={"gameId": fresh.game_id,
