@@ -12,22 +12,27 @@ referee and encodes the result, exactly as the gRPC servicer does; every failure
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import grpc
 import orjson
+from connectrpc._protocol import HTTPError
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError, ErrorDetail
 from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
 from connectrpc.server import ConnectASGIApplication, Endpoint
 from google.protobuf import json_format
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 from grpc_health.v1 import health_pb2
 from grpc_health.v1._async import HealthServicer
 from protobuf import Message as PyMessage
+from protobuf import message_from_json_value
 from protobuf.wkt import Any as AnyDetail
 
 from rummy_pb.rummy.v1 import game_pb, referee_connect, referee_pb
@@ -77,8 +82,12 @@ def connect_error(exc: BaseException) -> ConnectError:
     return ConnectError(CONNECT_CODES.get(status, Code.INTERNAL), errors.cut(message), details)
 
 
-def _malformed(what: str) -> ConnectError:
+def malformed_request(what: str) -> ConnectError:
+    """INVALID_ARGUMENT MALFORMED_REQUEST: the request's bytes are no request of the method."""
     return connect_error(BadRequest("MALFORMED_REQUEST", what))
+
+
+_malformed = malformed_request
 
 
 def _check_size(message: Message) -> None:
@@ -143,7 +152,8 @@ _ENUM_REQUESTS = frozenset(d.full_name for name, d in rpb.DESCRIPTOR.message_typ
 
 class JsonCodec:
     """Protobuf's canonical JSON (``application/json``): field names in lowerCamelCase, unknown fields ignored
-    (forward compatible, as Connect's own codec), 64-bit integers as strings.
+    (forward compatible, as Connect's own codec), 64-bit integers as strings; two fields of one oneof, or one field
+    by both its names, refused (``_one_field_each``).
 
     rummy.v1's messages are transcoded through protobuf-py's native JSON (rummy_pb/*_pb.py, generated from the
     same .proto files): binary -> protobuf-py -> JSON, about 0.1 ms for a move's response where
@@ -167,16 +177,95 @@ class JsonCodec:
         name = message_class.DESCRIPTOR.full_name
         native = _NATIVE.get(name)
         try:
+            value = orjson.loads(data) if data else {}
             if native is not None and name not in _ENUM_REQUESTS:
-                return message_class.FromString(native.from_json(bytes(data) or b"{}", ignore_unknown_fields=True)
+                _one_field_each(value, message_class.DESCRIPTOR)
+                return message_class.FromString(message_from_json_value(native, value, ignore_unknown_fields=True)
                                                 .to_binary())  # fmt: skip
+            _one_field_each(value, message_class.DESCRIPTOR)
             message = message_class()
-            json_format.ParseDict(orjson.loads(data) if data else {}, message, ignore_unknown_fields=True)
+            json_format.ParseDict(value, message, ignore_unknown_fields=True)
             return message
         except Exception as exc:
             detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             what = f"the request is not a valid {message_class.DESCRIPTOR.full_name} in JSON: {detail}"
             raise _malformed(what) from None
+
+
+@dataclass(frozen=True, slots=True)
+class _JsonField:
+    """What _one_field_each needs of a field, computed once: the name its presence is counted under (its oneof's,
+    else its own), the message to look into (None: a scalar, an enum, a well-known type) and whether it is a map
+    (then the message is its values')."""
+
+    group: str
+    inner: Any
+    is_map: bool
+    is_bytes: bool
+    enum_names: frozenset[str] | None  # an enum's value names; None: not an enum
+
+
+def _json_fields(descriptor: Any) -> dict[str, _JsonField]:
+    """A message's fields by their JSON and their proto names (ProtoJSON accepts both)."""
+    found = _JSON_FIELDS.get(descriptor.full_name)
+    if found is None:
+        found = {}
+        for f in descriptor.fields:
+            group = f.containing_oneof.full_name if f.containing_oneof is not None else f.full_name
+            inner, is_map = f.message_type, False
+            if inner is not None and inner.GetOptions().map_entry:
+                inner, is_map = inner.fields_by_name["value"].message_type, True
+            if inner is not None and inner.full_name.startswith("google.protobuf."):
+                inner = None
+            is_bytes = f.type == FieldDescriptor.TYPE_BYTES
+            names = None if f.enum_type is None else frozenset(v.name for v in f.enum_type.values)
+            found[f.json_name] = found[f.name] = _JsonField(group, inner, is_map, is_bytes, names)
+        _JSON_FIELDS[descriptor.full_name] = found
+    return found
+
+
+_JSON_FIELDS: dict[str, dict[str, _JsonField]] = {}
+# ProtoJSON's bytes: standard or URL-safe base64, padded or not
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/_-]{4})*(?:[A-Za-z0-9+/_-]{2}(?:==)?|[A-Za-z0-9+/_-]{3}=?)?")
+
+
+def _one_field_each(value: Any, descriptor: Any) -> None:
+    """ProtoJSON's rules the readers do not enforce: a field given twice (by its JSON and its proto name) and two
+    fields of one oneof (two moves in one Move) are errors, protobuf-py's reader keeping the last; bytes that are no
+    base64 are an error, json_format skipping the characters it does not know (a seed of "!!!" read as none); so
+    is an enum name no value of the enum has (with unknown fields ignored, json_format reads it as the default: a
+    typo in a timeout policy was forfeit_match; an unknown number is refused by the referee); a null is no value."""
+    if not isinstance(value, dict):
+        return  # the reader refuses it
+    fields = _json_fields(descriptor)
+    taken: dict[str, str] = {}
+    for key, item in value.items():
+        field = fields.get(key)
+        if field is None or item is None:
+            continue
+        if field.group in taken:
+            raise ValueError(f"{key!r} and {taken[field.group]!r} are the same field or fields of one oneof")
+        taken[field.group] = key
+        if field.is_bytes:
+            for text in item if isinstance(item, list) else (item,):
+                if isinstance(text, str) and not _BASE64.fullmatch(text):
+                    raise ValueError(f"{key!r} is not base64")  # json_format would drop the characters it skips
+        if field.enum_names is not None:
+            for name in item if isinstance(item, list) else (item,):
+                if isinstance(name, str) and name not in field.enum_names and not name.lstrip("-").isdigit():
+                    # (a number, or a number in a string as json_format takes it, is the referee's to check)
+                    raise ValueError(f"{key!r}: {name[:40]!r} is no value of the enum")
+        if field.inner is None:
+            continue
+        if field.is_map:
+            if isinstance(item, dict):
+                for entry in item.values():
+                    _one_field_each(entry, field.inner)
+        elif isinstance(item, list):
+            for element in item:
+                _one_field_each(element, field.inner)
+        else:
+            _one_field_each(item, field.inner)
 
 
 CODECS = (BinaryCodec(), JsonCodec())
@@ -198,10 +287,39 @@ class Edge:
                 raise connect_error(exc) from None
 
     async def on_end(self, token: None, ctx: RequestContext[Any, Any], error: Exception | None, /) -> None:
-        if isinstance(error, ConnectError) and error.code is Code.INVALID_ARGUMENT and not error.details:
-            raise _malformed(error.message) from None
-        if error is not None and not isinstance(error, ConnectError):
-            raise connect_error(error) from None
+        if error is not None:
+            answered = _answered(error)
+            if answered is not error:
+                raise answered from None
+
+
+def _answered(error: Exception) -> Exception:
+    """``error`` as the referee answers it: one connectrpc raised itself for a malformed request (INVALID_ARGUMENT
+    without details) with the MALFORMED_REQUEST reason, any other exception through ``connect_error``."""
+    if isinstance(error, ConnectError):
+        if error.code is Code.INVALID_ARGUMENT and not error.details:
+            return _malformed(error.message)
+        return error
+    if isinstance(error, HTTPError):  # 404, 405, 415: an HTTP status and no body, as the protocol has it
+        return error
+    return connect_error(error)
+
+
+class _Answering(ConnectASGIApplication[Any]):
+    """A refusal connectrpc makes before any interceptor runs (a ``connect-timeout-ms`` or ``grpc-timeout`` that is
+    no timeout, a ``connect-protocol-version`` other than 1) goes through ``_answered`` too, as Edge.on_end sends
+    every later one: every refusal of the HTTP port carries the referee's ErrorInfo."""
+
+    async def _handle_error(self, exc: Exception, ctx: Any, protocol: Any, send: Any) -> bool:
+        handled: bool = await super()._handle_error(_answered(exc), ctx, protocol, send)
+        return handled
+
+    async def _read_get_request(self, endpoint: Any, codec: Any, params: dict[str, list[str]]) -> Any:
+        """A Connect GET's ``base64=1`` message must be base64 (connectrpc's decoder skips what is not, reading
+        ``!!!`` as the empty message)."""
+        if params.get("base64", ("",))[0] == "1" and not _BASE64.fullmatch(params.get("message", ("",))[0]):
+            raise malformed_request("the GET request's message is not URL-safe base64")
+        return await super()._read_get_request(endpoint, codec, params)
 
 
 def _admitted_token(ctx: RequestContext[Any, Any]) -> str | None:
@@ -352,9 +470,11 @@ class RefereeConnect:
 def referee_app(referee: Referee, *, admit: Admit | None = None) -> ConnectASGIApplication[Any]:
     """The ASGI application of rummy.v1.RefereeService (paths ``/rummy.v1.RefereeService/<Method>``)."""
     service: referee_connect.RefereeService = RefereeConnect(referee)
-    return referee_connect.RefereeServiceASGIApplication(
-        service, interceptors=[Edge(admit)], read_max_bytes=MAX_MESSAGE_BYTES, codecs=CODECS
-    )
+    return _RefereeApp(service, interceptors=[Edge(admit)], read_max_bytes=MAX_MESSAGE_BYTES, codecs=CODECS)
+
+
+class _RefereeApp(_Answering, referee_connect.RefereeServiceASGIApplication):
+    """The generated application of rummy.v1.RefereeService, answering refusals as ``_Answering`` does."""
 
 
 class _HealthContext:
@@ -378,7 +498,7 @@ class HealthConnect:
         return response
 
 
-class HealthApp(ConnectASGIApplication[HealthConnect]):
+class HealthApp(_Answering):
     """The ASGI application of grpc.health.v1.Health (Check only; Watch is for the gRPC port)."""
 
     def __init__(self, health: HealthServicer) -> None:

@@ -1,5 +1,6 @@
-"""The HTTP port of ``rummy-referee serve``: Connect (JSON and binary), gRPC-Web and WatchGame's server stream
-over HTTP/1.1, for browsers and plain curl, served by uvicorn in the same asyncio loop as the grpc.aio server.
+"""The HTTP port of ``rummy-referee serve``: Connect (JSON and binary), gRPC-Web (binary, and text translated to
+it: ``grpc_web_text``) and WatchGame's server stream over HTTP/1.1, for browsers and plain curl, served by uvicorn
+in the same asyncio loop as the grpc.aio server.
 
     /rummy.v1.RefereeService/<Method>   every RPC (server.connect_api; GET for the side-effect-free ones)
     /grpc.health.v1.Health/Check        the same health status as the gRPC port's (POST or GET)
@@ -14,10 +15,14 @@ headers a browser client must read; any other origin gets no CORS header (a pref
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import logging
+import re
 import socket
 import ssl
+import struct
 from collections.abc import Awaitable, Callable, Generator, Iterable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +30,7 @@ from typing import Any
 import uvicorn
 from grpc_health.v1._async import HealthServicer
 
-from server.connect_api import Admit, HealthApp, referee_app
+from server.connect_api import Admit, HealthApp, malformed_request, referee_app
 from server.service import Referee
 
 Scope = MutableMapping[str, Any]
@@ -49,6 +54,8 @@ CORS_EXPOSE_HEADERS = (
 )
 CORS_MAX_AGE = "7200"
 _GRPC_WEB = b"application/grpc-web"
+_GRPC_WEB_TEXT = b"application/grpc-web-text"
+_CONNECT_STREAM = b"application/connect+"
 _NATIVE_GRPC = b"native gRPC needs HTTP/2: use the gRPC port, or gRPC-Web or Connect here\n"
 
 
@@ -107,10 +114,96 @@ class Router:
             await _respond(send, 404, [(b"content-type", b"text/plain")], b"not found\n")
             return
         for key, value in scope["headers"]:
-            if key == b"content-type" and value.startswith(b"application/grpc") and not value.startswith(_GRPC_WEB):
-                await _respond(send, 415, [(b"content-type", b"text/plain")], _NATIVE_GRPC)
+            if key == b"content-type" and value.startswith(b"application/grpc"):
+                if not value.startswith(_GRPC_WEB):
+                    await _respond(send, 415, [(b"content-type", b"text/plain")], _NATIVE_GRPC)
+                    return
+                if value.startswith(_GRPC_WEB_TEXT):
+                    await grpc_web_text(app, scope, receive, send)
+                    return
+            elif key == b"content-type" and value.startswith(_CONNECT_STREAM):
+                await connect_stream(app, scope, receive, send, value.partition(b";")[0].strip())
                 return
         await app(scope, receive, send)
+
+
+def connect_stream(app: ASGIApp, scope: Scope, receive: Receive, send: Send, content_type: bytes) -> Awaitable[None]:
+    """A Connect stream (``application/connect+json|proto``: WatchGame) that connectrpc refuses for its headers
+    before it starts one (a ``connect-timeout-ms`` that is no timeout, ``connect-protocol-version`` 2) is answered
+    as the protocol says every stream is: HTTP 200, the error in the EndStreamResponse (connectrpc answered a unary
+    error, HTTP 400, which a Connect streaming client reads as ``internal``). Bodiless refusals (404, 405, 415) and
+    every started stream pass as they are."""
+    held: list[Message] = []
+
+    async def send_as_stream(message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] != 200 and any(
+                k == b"content-type" and v == b"application/json" for k, v in message.get("headers", ())):  # fmt: skip
+            held.append(message)
+            return
+        if not held:
+            await send(message)
+            return
+        held.append(message)
+        if message.get("more_body", False):
+            return
+        error = b"".join(m.get("body", b"") for m in held[1:])
+        end = b'{"error": ' + error + b"}"
+        headers = [(k, v) for k, v in held[0].get("headers", ()) if k not in (b"content-type", b"content-length")]
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", content_type), *headers]})  # fmt: skip
+        await send({"type": "http.response.body", "body": struct.pack(">BI", 0x02, len(end)) + end})
+
+    return app(scope, receive, send_as_stream)
+
+
+def grpc_web_text(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+    """gRPC-Web's text mode (``application/grpc-web-text[+proto]``, the grpc-web JavaScript client's default) as
+    its binary mode: the request's base64 is decoded as it arrives (a client may send padded pieces, one after
+    another), the call is made as ``application/grpc-web[+proto]``, and each write of the answer (a message, the
+    trailers frame) goes out as base64 of its own, padding and all, so that a stream's message is readable as soon
+    as it is sent. Text that is no base64 is INVALID_ARGUMENT MALFORMED_REQUEST."""
+    headers = [(k, _GRPC_WEB + v[len(_GRPC_WEB_TEXT):] if k == b"content-type" else v)
+               for k, v in scope["headers"] if k != b"content-length"]  # fmt: skip
+    decoder = _Base64Pieces()
+
+    async def receive_decoded() -> Message:
+        message = await receive()
+        if message["type"] == "http.request":
+            body = decoder.feed(message.get("body", b""), final=not message.get("more_body", False))
+            message = {**message, "body": body}
+        return message
+
+    async def send_encoded(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [
+                (k, _GRPC_WEB_TEXT + v[len(_GRPC_WEB):] if k == b"content-type" and v.startswith(_GRPC_WEB) else v)
+                for k, v in message.get("headers", ()) if k != b"content-length"]}  # fmt: skip
+        elif message["type"] == "http.response.body" and message.get("body"):
+            message = {**message, "body": base64.b64encode(message["body"])}
+        await send(message)
+
+    return app({**scope, "headers": headers}, receive_decoded, send_encoded)
+
+
+class _Base64Pieces:
+    """Decodes base64 that arrives in chunks of any size and may be several padded pieces one after the other."""
+
+    def __init__(self) -> None:
+        self.pending = b""
+
+    def feed(self, data: bytes, *, final: bool) -> bytes:
+        text = self.pending + data.translate(None, b" \t\r\n")
+        cut = len(text) if final else len(text) - len(text) % 4
+        chunk, self.pending = text[:cut], text[cut:]
+        if final and len(chunk) % 4:
+            chunk += b"=" * (-len(chunk) % 4)  # an unpadded end
+        try:
+            return b"".join(base64.b64decode(piece, validate=True) for piece in _PIECES.findall(chunk) if piece)
+        except binascii.Error:
+            raise malformed_request("the grpc-web-text body is not base64") from None
+
+
+_PIECES = re.compile(rb"[^=]*=*")
 
 
 class Cors:
