@@ -167,6 +167,7 @@ class JsonCodec:
         name = message_class.DESCRIPTOR.full_name
         native = _NATIVE.get(name)
         try:
+            _check_nesting(data)
             if native is not None and name not in _ENUM_REQUESTS:
                 return message_class.FromString(native.from_json(bytes(data) or b"{}", ignore_unknown_fields=True)
                                                 .to_binary())  # fmt: skip
@@ -177,6 +178,19 @@ class JsonCodec:
             detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             what = f"the request is not a valid {message_class.DESCRIPTOR.full_name} in JSON: {detail}"
             raise _malformed(what) from None
+
+
+#: A body with more brackets than this has its nesting checked before protobuf-py reads it (fewer cannot nest
+#: deeper: no rummy.v1 request nests more than a few levels, so the move path never pays for the check).
+NESTING_CHECKED_ABOVE = 64
+
+
+def _check_nesting(data: bytes | bytearray) -> None:
+    """Refuse JSON nested over 1024 levels (orjson's limit: JSONDecodeError). protobuf-py's JSON reader recurses
+    into arrays without a bound: 60,000 "[" (a 120 KB body, under the size limit) overflowed the C stack, a
+    SIGSEGV that ended the whole referee on one unauthenticated request; up to orjson's limit it refuses cleanly."""
+    if data.count(b"[") + data.count(b"{") > NESTING_CHECKED_ABOVE:
+        orjson.loads(data)
 
 
 CODECS = (BinaryCodec(), JsonCodec())

@@ -1,0 +1,83 @@
+"""What an outside caller can do to the HTTP port with bytes alone, against a real `rummy-referee serve` process
+(a crash must show as one, not take pytest with it): deeply nested JSON under the size limit is refused as
+MALFORMED_REQUEST and the referee goes on serving, by POST and by Connect GET."""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from google.rpc import error_details_pb2  # type: ignore[import-untyped]
+
+from clients.referee_proc import RefereeProcess
+from server.redis_launcher import RedisProcess
+
+ENV = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")}
+SERVICE = "/rummy.v1.RefereeService/"
+
+
+@pytest.fixture(scope="module")
+def serve(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
+    log = Path(tmp_path_factory.mktemp("abuse")) / "stderr.log"
+    process = RefereeProcess(
+        ["--http-port", "0", "--redis-url", redis_server.url, "--no-bots", "--grace", "1"], env=ENV, log=log,
+        copy_stdout=False,
+    ).start(60)  # fmt: skip
+    try:
+        yield process
+    finally:
+        process.stop(20)
+
+
+def _reason(reply: httpx.Response) -> str:
+    detail = reply.json()["details"][0]
+    info = error_details_pb2.ErrorInfo.FromString(base64.b64decode(detail["value"] + "=="))
+    return str(info.reason)
+
+
+def _alive(serve: RefereeProcess, http: httpx.Client) -> None:
+    assert serve.process is not None and serve.process.poll() is None, "the referee process died"
+    assert http.post(SERVICE + "Ping", json={}).status_code == 200
+
+
+def _nested(depth: int, inner: bytes = b"") -> bytes:
+    return b"[" * depth + inner + b"]" * depth
+
+
+@pytest.mark.parametrize(
+    ("method", "body"),
+    [
+        ("GetGame", _nested(60_000)),  # the whole body
+        ("GetGame", b'{"gameId": ' + _nested(60_000) + b"}"),  # a string field
+        ("SubmitMove", b'{"gameId": "g_x", "move": ' + _nested(60_000) + b"}"),  # a message field
+        ("AnalyzeHand", b'{"cards": ' + b'{"a":' * 30_000 + b"1" + b"}" * 30_000 + b"}"),  # objects in a list
+        ("CreateGame", b'{"seats": ' + _nested(60_000) + b"}"),  # the request read by json_format
+        ("GetGame", _nested(1024)),  # as deep as JSON may nest (orjson's limit): refused by protobuf-py cleanly
+        ("GetGame", b'{"gameId": ' + _nested(1023) + b"}"),
+    ],
+)
+def test_deeply_nested_json_is_malformed_and_the_referee_lives(serve: RefereeProcess, method: str,
+                                                               body: bytes) -> None:  # fmt: skip
+    """A request of ~120 KB (under the 256 KiB limit) nesting arrays 60,000 deep: protobuf-py's JSON reader
+    crashed the whole process (SIGSEGV, both ports, no log line) for one unauthenticated POST."""
+    assert len(body) < 256 * 1024
+    with httpx.Client(base_url=f"http://{serve.http_address}", timeout=60) as http:
+        reply = http.post(SERVICE + method, content=body,
+                          headers={"content-type": "application/json", "authorization": "Bearer x"})  # fmt: skip
+        assert reply.status_code == 400, reply.text[:200]
+        assert _reason(reply) == "MALFORMED_REQUEST"
+        _alive(serve, http)
+
+
+def test_deeply_nested_json_in_a_connect_get_is_malformed(serve: RefereeProcess) -> None:
+    message = base64.urlsafe_b64encode(b'{"gameId": ' + _nested(20_000) + b"}").decode()
+    with httpx.Client(base_url=f"http://{serve.http_address}", timeout=60) as http:
+        reply = http.get(f"{SERVICE}GetGame?connect=v1&encoding=json&base64=1&message={message}",
+                         headers={"authorization": "Bearer x"})  # fmt: skip
+        assert reply.status_code == 400, reply.text[:200]
+        assert _reason(reply) == "MALFORMED_REQUEST"
+        _alive(serve, http)
