@@ -300,6 +300,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--grace", type=float, default=_D.network.grace_s, help="seconds to drain calls on shutdown")
     serve.add_argument(
+        "--http-read-timeout",
+        type=_age,
+        default=_D.network.http_read_timeout_s,
+        help=f"seconds an HTTP request has to arrive whole, from its connection's start or its last answer, else "
+        f"the connection is closed (slow or silent clients; default: {_D.network.http_read_timeout_s:g}; 0: none)",
+    )
+    serve.add_argument(
         "--max-connection-age",
         type=_age,
         default=_D.network.max_connection_age_s,
@@ -467,6 +474,7 @@ def settings_from_args(args: argparse.Namespace, redis_url: str | None = None) -
             host=args.host, port=args.port, http_port=None if args.no_http else args.http_port,
             cors_origins=tuple(args.cors_origin), max_connection_age_s=args.max_connection_age,
             max_connection_age_grace_s=args.max_connection_age_grace, grace_s=args.grace,
+            http_read_timeout_s=args.http_read_timeout,
             metrics_port=args.metrics_port, log_format=args.log_format, tls_cert=args.tls_cert,
             tls_key=args.tls_key, tls_client_ca=args.tls_client_ca,
         ),

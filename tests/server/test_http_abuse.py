@@ -1,11 +1,15 @@
 """What an outside caller can do to the HTTP port with bytes alone, against a real `rummy-referee serve` process
 (a crash must show as one, not take pytest with it): deeply nested JSON under the size limit is refused as
-MALFORMED_REQUEST and the referee goes on serving, by POST and by Connect GET."""
+MALFORMED_REQUEST and the referee goes on serving, by POST and by Connect GET; a connection whose request does not
+arrive whole within --http-read-timeout is closed (slowloris), one that is being served is not."""
 
 from __future__ import annotations
 
 import base64
+import json
 import os
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +19,7 @@ from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
 from clients.referee_proc import RefereeProcess
 from server.redis_launcher import RedisProcess
+from tests.server.refkit import wait_for
 
 ENV = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")}
 SERVICE = "/rummy.v1.RefereeService/"
@@ -81,3 +86,74 @@ def test_deeply_nested_json_in_a_connect_get_is_malformed(serve: RefereeProcess)
         assert reply.status_code == 400, reply.text[:200]
         assert _reason(reply) == "MALFORMED_REQUEST"
         _alive(serve, http)
+
+
+@pytest.fixture(scope="module")
+def impatient(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
+    """A referee that gives a request 1 s to arrive whole."""
+    log = Path(tmp_path_factory.mktemp("impatient")) / "stderr.log"
+    process = RefereeProcess(
+        ["--http-port", "0", "--redis-url", redis_server.url, "--no-bots", "--grace", "1", "--http-read-timeout",
+         "1"], env=ENV, log=log, copy_stdout=False,
+    ).start(60)  # fmt: skip
+    try:
+        yield process
+    finally:
+        process.stop(20)
+
+
+def _closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server closed ``sock`` (reads what it sent meanwhile: a 4xx, say, then the end)."""
+    sock.settimeout(0.2)
+    try:
+        while data := sock.recv(4096):
+            del data
+        return True
+    except (TimeoutError, BlockingIOError):
+        return False
+    except ConnectionResetError:
+        return True
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        b"",  # connected, nothing sent
+        b"POST /rummy.v1.RefereeService/Ping HTTP/1.1\r\nHost: x\r\n",  # headers never finished
+        b"POST /rummy.v1.RefereeService/Ping HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
+        b"content-length: 100\r\n\r\n{",  # a body that never comes
+    ],
+)
+def test_a_request_that_never_arrives_whole_is_cut(impatient: RefereeProcess, sent: bytes) -> None:
+    """Slowloris: the HTTP port held every connection open as long as its client liked (75 s and more seen: no
+    timeout before a request's first response), each a file descriptor of the one process that also serves the
+    gRPC port and talks to Redis. A request now has --http-read-timeout to arrive (here 1 s), whatever trickles in."""
+    host, _, port = (impatient.http_address or "").rpartition(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        if sent:
+            sock.sendall(sent)
+        wait_for(lambda: _closed_by_server(sock), "the server closes the connection", 60)
+
+
+def test_a_served_connection_is_not_cut_while_it_works(impatient: RefereeProcess) -> None:
+    """The read timeout counts only while a request arrives: a long watch stream over HTTP, and calls on one
+    kept-alive connection spaced by less than the timeout, go on."""
+    with httpx.Client(base_url=f"http://{impatient.http_address}", timeout=60) as http:
+        created = http.post(SERVICE + "CreateGame", json={"seats": [{"displayName": "A"}, {"displayName": "B"}]})
+        game, token = created.json()["gameId"], created.json()["seatTokens"][0]["token"]
+        headers = {"authorization": f"Bearer {token}", "content-type": "application/connect+json"}
+        envelope = json.dumps({"gameId": game}).encode()
+        with http.stream("POST", SERVICE + "WatchGame", headers=headers,
+                         content=b"\0" + len(envelope).to_bytes(4, "big") + envelope) as stream:  # fmt: skip
+            chunks = stream.iter_bytes()
+            assert next(chunks)  # the snapshot
+            # the stream outlives the read timeout: a move is seen on it, sent once the timeout has long passed
+            other = created.json()["seatTokens"][1]["token"]
+            deadline = time.monotonic() + 3
+            while time.monotonic() < deadline:
+                assert http.post(SERVICE + "Ping", json={}).status_code == 200
+                time.sleep(0.3)
+            moved = http.post(SERVICE + "SubmitMove", headers={"authorization": f"Bearer {other}"},
+                              json={"gameId": game, "move": {"drawStock": {}}})  # fmt: skip
+            assert moved.status_code == 200, moved.text
+            assert b"drew" in next(chunks)
