@@ -41,13 +41,15 @@ def limits_of(settings: Settings) -> Limits:
     """The per-process limits of ``settings`` (server.limits)."""
     s = settings.limits
     return Limits(requests_per_s=s.requests_per_s, request_burst=s.request_burst,
-                  games_per_minute=s.games_per_minute, max_peers=s.max_peers)  # fmt: skip
+                  games_per_minute=s.games_per_minute, max_peers=s.max_peers,
+                  watches_per_peer=s.watches_per_peer)  # fmt: skip
 
 
 def limit_settings(limits: Limits, **more: int) -> LimitSettings:
     """``LimitSettings`` holding ``limits`` (and ``more`` of its fields, e.g. ``max_open_games``)."""
     return LimitSettings(requests_per_s=limits.requests_per_s, request_burst=limits.request_burst,
-                         games_per_minute=limits.games_per_minute, max_peers=limits.max_peers, **more)  # fmt: skip
+                         games_per_minute=limits.games_per_minute, max_peers=limits.max_peers,
+                         watches_per_peer=limits.watches_per_peer, **more)  # fmt: skip
 
 
 def host_settings_of(settings: Settings) -> HostSettings:

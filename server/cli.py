@@ -238,6 +238,13 @@ def _parser() -> argparse.ArgumentParser:
         help="calls a client address may make at once above that rate (default: 4000)",
     )
     serve.add_argument(
+        "--watches-per-address",
+        type=_count,
+        default=_D.limits.watches_per_peer,
+        help=f"WatchGame streams a client address may have open at once, in this process (default: "
+        f"{_D.limits.watches_per_peer}; 0: no cap)",
+    )
+    serve.add_argument(
         "--storage-timeout",
         type=_timeout,
         default=_D.storage.timeout_s,
@@ -479,6 +486,7 @@ def settings_from_args(args: argparse.Namespace, redis_url: str | None = None) -
             tls_key=args.tls_key, tls_client_ca=args.tls_client_ca,
         ),
         limits=LimitSettings(requests_per_s=args.requests_per_second, request_burst=max(1, args.request_burst),
+                             watches_per_peer=args.watches_per_address,
                              games_per_minute=args.games_per_minute, max_open_games=args.max_open_games),
         games=GameSettings(organizer_token=args.organizer_token or None, timeout_poll_s=args.timeout_poll),
         bots=BotSettings(enabled=not args.no_bots, max_seats=args.bot_seats, lease_s=args.bot_lease,

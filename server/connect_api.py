@@ -59,7 +59,8 @@ CONNECT_CODES: dict[grpc.StatusCode, Code] = {
 
 # An admission check run before a request's body is read: (client "host:port" or None, method name); it raises a
 # RefereeError (e.g. errors.TooMuch) to refuse. The gRPC side's limits (server/limits.py) plug in here.
-Admit = Callable[[str | None, str, str | None], Awaitable[None]]  # (client address, method, bearer token)
+# It may return a function to call when the call ends (a WatchGame counted open until then).
+Admit = Callable[[str | None, str, str | None], Awaitable[Callable[[], None] | None]]  # (address, method, token)
 
 
 def connect_error(exc: BaseException) -> ConnectError:
@@ -204,14 +205,19 @@ class Edge:
     def __init__(self, admit: Admit | None = None) -> None:
         self.admit = admit
 
-    async def on_start(self, ctx: RequestContext[Any, Any]) -> None:
+    async def on_start(self, ctx: RequestContext[Any, Any]) -> Callable[[], None] | None:
         if self.admit is not None:
             try:
-                await self.admit(ctx.client_address, ctx.method.name, _admitted_token(ctx))
+                return await self.admit(ctx.client_address, ctx.method.name, _admitted_token(ctx))
             except Exception as exc:
                 raise connect_error(exc) from None
+        return None
 
-    async def on_end(self, token: None, ctx: RequestContext[Any, Any], error: Exception | None, /) -> None:
+    async def on_end(
+        self, ended: Callable[[], None] | None, ctx: RequestContext[Any, Any], error: Exception | None, /
+    ) -> None:
+        if ended is not None:
+            ended()
         if isinstance(error, ConnectError) and error.code is Code.INVALID_ARGUMENT and not error.details:
             raise _malformed(error.message) from None
         if error is not None and not isinstance(error, ConnectError):

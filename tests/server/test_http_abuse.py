@@ -1,7 +1,8 @@
 """What an outside caller can do to the HTTP port with bytes alone, against a real `rummy-referee serve` process
 (a crash must show as one, not take pytest with it): deeply nested JSON under the size limit is refused as
 MALFORMED_REQUEST and the referee goes on serving, by POST and by Connect GET; a connection whose request does not
-arrive whole within --http-read-timeout is closed (slowloris), one that is being served is not."""
+arrive whole within --http-read-timeout is closed (slowloris), one that is being served is not; an address may hold
+only so many WatchGame streams open, on both ports together."""
 
 from __future__ import annotations
 
@@ -13,13 +14,17 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import httpx
 import pytest
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
 from clients.referee_proc import RefereeProcess
+from rummy_pb.rummy.v1 import game_pb2 as pb
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from rummy_pb.rummy.v1 import referee_pb2_grpc
 from server.redis_launcher import RedisProcess
-from tests.server.refkit import wait_for
+from tests.server.refkit import reason_of, wait_for
 
 ENV = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")}
 SERVICE = "/rummy.v1.RefereeService/"
@@ -157,3 +162,50 @@ def test_a_served_connection_is_not_cut_while_it_works(impatient: RefereeProcess
                               json={"gameId": game, "move": {"drawStock": {}}})  # fmt: skip
             assert moved.status_code == 200, moved.text
             assert b"drew" in next(chunks)
+
+
+def test_watch_streams_per_address_are_capped_on_both_ports(serve: RefereeProcess) -> None:
+    """Each WatchGame stream holds ~30 KB of the process for as long as its game lasts, and one address could open
+    them at the request rate (2000 a second) with one spectator token: 3,000 over one channel took 85 MB, so a
+    few minutes of it ran the referee out of memory. An address now has at most --watches-per-address (default
+    1000) open at once, counted across the gRPC and the HTTP port; one more is RATE_LIMITED (with RetryInfo)."""
+    cap = 1000
+    with grpc.insecure_channel(serve.address) as channel:
+        stub = referee_pb2_grpc.RefereeServiceStub(channel)
+        created = stub.CreateGame(rpb.CreateGameRequest(
+            profile="gin", seats=[pb.SeatSpec(display_name="A"), pb.SeatSpec(display_name="B")],
+            allow_spectators=True,
+        ), timeout=30)  # fmt: skip
+        watch = rpb.WatchGameRequest(game_id=created.game_id)
+        auth = (("authorization", f"Bearer {created.spectator_token}"),)
+        streams = [stub.WatchGame(watch, metadata=auth, timeout=120) for _ in range(cap)]
+        try:
+            for stream in streams:
+                assert next(stream).HasField("snapshot")
+            with pytest.raises(grpc.RpcError) as refused:
+                next(stub.WatchGame(watch, metadata=auth, timeout=30))
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert reason_of(refused.value) == "RATE_LIMITED"
+            with httpx.Client(base_url=f"http://{serve.http_address}", timeout=30) as http:
+                envelope = json.dumps({"gameId": created.game_id}).encode()
+                reply = http.post(SERVICE + "WatchGame", content=b"\0" + len(envelope).to_bytes(4, "big") + envelope,
+                                  headers={"authorization": f"Bearer {created.spectator_token}",
+                                           "content-type": "application/connect+json"})  # fmt: skip
+                assert b"resource_exhausted" in reply.content and b"WatchGame streams" in reply.content
+            streams.pop().cancel()  # one ends: another may open
+            wait_for(lambda: _watch_opens(stub, watch, auth), "a stream is admitted again", 30)
+        finally:
+            for stream in streams:
+                stream.cancel()
+
+
+def _watch_opens(stub: referee_pb2_grpc.RefereeServiceStub, watch: rpb.WatchGameRequest,
+                 auth: tuple[tuple[str, str], ...]) -> bool:  # fmt: skip
+    stream = stub.WatchGame(watch, metadata=auth, timeout=30)
+    try:
+        return next(stream).HasField("snapshot")
+    except grpc.RpcError as exc:
+        assert reason_of(exc) == "RATE_LIMITED"
+        return False
+    finally:
+        stream.cancel()

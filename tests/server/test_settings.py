@@ -220,6 +220,7 @@ def test_every_flag_of_serve_lands_in_its_setting(tmp_path: Path) -> None:
         "--tls-cert": [str(tmp_path / "c.pem")], "--tls-key": [str(tmp_path / "k.pem")],
         "--tls-client-ca": [str(tmp_path / "ca.pem")], "--no-bots": [], "--bot-seats": ["31"],
         "--bot-lease": ["3.2"], "--bot-poll": ["3.3"], "--http-read-timeout": ["3.4"],
+        "--watches-per-address": ["35"],
     }  # fmt: skip
     parser = _parser()
     serve = next(a for a in parser._subparsers._group_actions if a.dest == "command").choices["serve"]  # type: ignore[union-attr]
@@ -239,7 +240,8 @@ def test_every_flag_of_serve_lands_in_its_setting(tmp_path: Path) -> None:
                                 metrics_port=6003, log_format="json",
                                 tls_cert=tmp_path / "c.pem", tls_key=tmp_path / "k.pem",
                                 tls_client_ca=tmp_path / "ca.pem"),
-        limits=LimitSettings(requests_per_s=16.0, request_burst=17, games_per_minute=15.0, max_open_games=14),
+        limits=LimitSettings(requests_per_s=16.0, request_burst=17, games_per_minute=15.0, max_open_games=14,
+                             watches_per_peer=35),
         games=GameSettings(organizer_token="org", timeout_poll_s=0.2),
         bots=BotSettings(enabled=False, max_seats=31, lease_s=3.2, poll_s=3.3),
     )  # fmt: skip
