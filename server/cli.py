@@ -241,8 +241,8 @@ def _parser() -> argparse.ArgumentParser:
         "--watches-per-address",
         type=_count,
         default=_D.limits.watches_per_peer,
-        help=f"WatchGame streams a client address may have open at once, in this process (default: "
-        f"{_D.limits.watches_per_peer}; 0: no cap)",
+        help=f"streams (WatchGame, health Watch, reflection) a client address may have open at once, in this "
+        f"process (default: {_D.limits.watches_per_peer}; 0: no cap)",
     )
     serve.add_argument(
         "--storage-timeout",

@@ -8,8 +8,9 @@ bounded whatever the number of peers (a forgotten peer starts again with a full 
   token of its peer's request bucket (``requests_per_s``, burst ``request_burst``).
 - CreateGame also takes one token of its peer's creation bucket (``games_per_minute``, burst as many), and, when
   the call carries a bearer token, one of that token's creation bucket; the organizer token is exempt.
-- A peer has at most ``watches_per_peer`` WatchGame streams open at once (each holds ~30 KB of the process for as
-  long as its game lasts: without a cap one address opened streams at the request rate until memory ran out).
+- A peer has at most ``watches_per_peer`` streams open at once: WatchGame, the health service's Watch (exempt from
+  the rate, not from this) and reflection, on both ports together (each holds 20-30 KB of the process for as long
+  as it lasts: without a cap one address opened them as fast as it liked until memory ran out).
 
 Over a limit: RESOURCE_EXHAUSTED, reason ``RATE_LIMITED``, with a google.rpc.RetryInfo saying when a token will
 be there again; a refused call changes nothing. The limits are per referee process (several referees behind one
@@ -199,6 +200,10 @@ else:
     _Interceptor = grpc.aio.ServerInterceptor
 
 
+def _no_check(context: grpc.aio.ServicerContext[Any, Any]) -> TooMuch | None:
+    return None
+
+
 class LimitInterceptor(_Interceptor):
     """Refuses calls over the per-peer limits (RESOURCE_EXHAUSTED, RATE_LIMITED, RetryInfo) before the handler
     runs; ``is_exempt(token)`` says whether a bearer token is free of the creation limit (the organizer's)."""
@@ -224,15 +229,19 @@ class LimitInterceptor(_Interceptor):
         if handler is None:  # an unknown method: gRPC answers UNIMPLEMENTED
             return handler
         method = details.method
-        if method.startswith(_HEALTH_PREFIX):  # never refused: a flood from one address must not fail its health
-            return handler  # checks (they read no storage: a flood of them costs what a flood of refusals costs)
+        # a stream (WatchGame, the health service's Watch, reflection) counts in its peer's open streams
+        stream = bool(self.limits.watches_per_peer) and (handler.request_streaming or handler.response_streaming)
+        health = method.startswith(_HEALTH_PREFIX)
+        if health and not stream:  # never refused: a flood from one address must not fail its health checks
+            return handler  # (they read no storage: a flood of them costs what a flood of refusals costs)
         cached = self._wrapped.get(method)
         if cached is not None and cached[0] is handler:
             return cached[1]
-        if method == WATCH_GAME_METHOD and self.limits.watches_per_peer:
-            wrapped = self._wrap(handler, self._check, watch=True)
+        if health:  # a health Watch: no rate, only the count of open streams
+            wrapped = self._wrap(handler, _no_check, watch=True)
         else:
-            wrapped = self._wrap(handler, self._check_create if method == CREATE_GAME_METHOD else self._check)
+            check = self._check_create if method == CREATE_GAME_METHOD else self._check
+            wrapped = self._wrap(handler, check, watch=stream)
         if len(self._wrapped) < 1024:  # the methods registered: a few dozen at most
             self._wrapped[method] = (handler, wrapped)
         return wrapped
@@ -275,8 +284,8 @@ class LimitInterceptor(_Interceptor):
         return None
 
     def _too_many_watches(self) -> TooMuch:
-        return TooMuch("RATE_LIMITED", f"at most {self.limits.watches_per_peer} WatchGame streams open at once "
-                       "from one address: end one first", retry_after_s=1.0)  # fmt: skip
+        return TooMuch("RATE_LIMITED", f"at most {self.limits.watches_per_peer} streams (WatchGame, health Watch) "
+                       "open at once from one address: end one first", retry_after_s=1.0)  # fmt: skip
 
     async def admit(self, address: str | None, method: str, token: str | None) -> Callable[[], None] | None:
         """The same limits for a call of the HTTP port (Connect, gRPC-Web; ``address`` the client's "host:port",
@@ -310,7 +319,7 @@ class LimitInterceptor(_Interceptor):
 
     def _wrap(self, handler: Handler, check: Callable[[Any], TooMuch | None], *, watch: bool = False) -> Handler:
         """``handler`` with ``check`` run first on every call, whichever of the four kinds of RPC it is; ``watch``:
-        a server stream counted in its peer's open watches while it runs (refused over the cap)."""
+        a stream counted in its peer's open streams while it runs (refused over the cap)."""
         refuse = self._refuse
         watches, too_many = self.watches, self._too_many_watches
         if handler.request_streaming:
@@ -347,7 +356,15 @@ class LimitInterceptor(_Interceptor):
                 refusal = check(context)
                 if refusal is not None:
                     await refuse(context, refusal)
-                return await target(request, context)
+                if not watch:
+                    return await target(request, context)
+                key = peer_key(context.peer())  # a stream written with context.write (the health Watch)
+                if not watches.open(key):
+                    await refuse(context, too_many())
+                try:
+                    return await target(request, context)
+                finally:
+                    watches.close(key)
 
             behavior = called
         return wire.with_behavior(handler, behavior)

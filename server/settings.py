@@ -115,7 +115,7 @@ class LimitSettings:
     request_burst: int = 4000  # requests a peer may send at once after a quiet time
     games_per_minute: float = 60.0  # CreateGame per peer and per token (the organizer's exempt)
     max_peers: int = 16384  # peers (and tokens) remembered by each limit
-    watches_per_peer: int = 1000  # WatchGame streams a peer may have open at once (``--watches-per-address``)
+    watches_per_peer: int = 1000  # streams (WatchGame, health Watch, reflection) a peer may have open at once
     max_open_games: int = 100_000  # unfinished games in Redis, across the referees sharing it (0: no cap)
     open_games_sweep_batch: int = 128  # due entries of the open-games registry checked by one creation (no flag)
     open_games_sweeps_when_full: int = 8  # batches checked before a creation at the cap is refused (no flag)
