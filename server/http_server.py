@@ -174,16 +174,45 @@ def create_http_app(
     return Cors(app, origins) if origins else app
 
 
+#: The most a request's line and headers may take (counted by the reads that carry them, so with whatever body
+#: comes in the same reads: asyncio reads at most 256 KiB at once, and a body is at most 256 KiB).
+MAX_HEAD_BYTES = 1 << 20
+_HEAD_TOO_LARGE = (b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain\r\n"
+                   b"connection: close\r\ncontent-length: 33\r\n\r\nrequest line and headers too big\n")  # fmt: skip
+
+
 class _ReadDeadline(HttpToolsProtocol):
     """uvicorn's HTTP/1.1 protocol, with a deadline for each request to arrive whole: ``read_timeout_s`` from
     the connection's start, or from the end of its last response, until the request's last body byte. uvicorn
     has none (its keep-alive timer starts only after a response and stops at any byte received), so a client
     that never finishes its headers or its body (slowloris), or sends nothing, held its connection, a file
     descriptor of the process that also serves gRPC and talks to Redis, for as long as it liked. A request
-    being answered is never cut (a WatchGame stream lasts as long as its game)."""
+    being answered is never cut (a WatchGame stream lasts as long as its game). And a request's head (line and
+    headers) has at most MAX_HEAD_BYTES: httptools buffers headers of any size (200 MiB of them grew the process by
+    as much), so a larger one is answered 431 and its connection closed."""
 
     read_timeout_s: float = DEFAULTS.network.http_read_timeout_s
     _read_deadline: asyncio.TimerHandle | None = None
+    _head_bytes = 0  # bytes read since the request began, while its headers are not complete (-1: complete)
+
+    def data_received(self, data: bytes) -> None:
+        if self._head_bytes >= 0:
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self._refuse_head()
+                return
+        super().data_received(data)
+
+    def _refuse_head(self) -> None:
+        """431 and close: the request's line and headers go beyond MAX_HEAD_BYTES (httptools takes any size)."""
+        self._disarm()
+        if not self.transport.is_closing():
+            self.transport.write(_HEAD_TOO_LARGE)
+            self.transport.close()
+
+    def on_headers_complete(self) -> None:
+        self._head_bytes = -1
+        super().on_headers_complete()
 
     def _arm(self) -> None:
         self._disarm()
@@ -209,6 +238,7 @@ class _ReadDeadline(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         self._disarm()
+        self._head_bytes = 0  # what comes next is the next request's head
         super().on_message_complete()
 
     def on_response_complete(self) -> None:

@@ -233,3 +233,28 @@ def test_health_watch_streams_count_in_the_same_cap(serve: RefereeProcess) -> No
         finally:
             for stream in streams:
                 stream.cancel()
+
+
+@pytest.mark.parametrize("head", [b"X-A: " + b"a" * (64 << 10) + b"\r\n", b"X-B: " + b"b" * (4 << 20)])
+def test_a_huge_request_head_is_refused_431(serve: RefereeProcess, head: bytes) -> None:
+    """uvicorn's httptools parser takes headers of any size: 200 MiB of them on one connection grew the referee by
+    197 MB (nothing answered, nothing cut but by the read timeout). The request line and headers (with what body
+    comes in the same reads) now stop at 1 MiB: 431 and the connection closed."""
+    host, _, port = (serve.http_address or "").rpartition(":")
+    answer = b""
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        try:
+            sock.sendall(b"POST /rummy.v1.RefereeService/Ping HTTP/1.1\r\nHost: x\r\n")
+            for _ in range(40):  # 2.5 MiB or more in all, headers never finished
+                sock.sendall(head)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server closed first: its answer may still be there to read
+        sock.settimeout(20)
+        try:
+            while data := sock.recv(4096):
+                answer += data
+        except (ConnectionResetError, TimeoutError):
+            pass
+    assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+    with httpx.Client(base_url=f"http://{serve.http_address}", timeout=60) as http:
+        _alive(serve, http)
