@@ -464,6 +464,7 @@ def _start_server(redis_url: str) -> tuple[subprocess.Popen[str], str]:
         ["--port", "0", "--no-http", "--redis-url", redis_url,
          # limits far above the bench's rates (it creates games without a token)
          "--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000",
+         "--watches-per-address", "0",  # every stream comes from this one address
          "--grace", "1"],
         env={**os.environ, "RUMMY_ORGANIZER_TOKEN": ORGANIZER},
         python_args=["-m", "cProfile", "-o", profile] if profile else [],

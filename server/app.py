@@ -41,13 +41,15 @@ def limits_of(settings: Settings) -> Limits:
     """The per-process limits of ``settings`` (server.limits)."""
     s = settings.limits
     return Limits(requests_per_s=s.requests_per_s, request_burst=s.request_burst,
-                  games_per_minute=s.games_per_minute, max_peers=s.max_peers)  # fmt: skip
+                  games_per_minute=s.games_per_minute, max_peers=s.max_peers,
+                  watches_per_peer=s.watches_per_peer)  # fmt: skip
 
 
 def limit_settings(limits: Limits, **more: int) -> LimitSettings:
     """``LimitSettings`` holding ``limits`` (and ``more`` of its fields, e.g. ``max_open_games``)."""
     return LimitSettings(requests_per_s=limits.requests_per_s, request_burst=limits.request_burst,
-                         games_per_minute=limits.games_per_minute, max_peers=limits.max_peers, **more)  # fmt: skip
+                         games_per_minute=limits.games_per_minute, max_peers=limits.max_peers,
+                         watches_per_peer=limits.watches_per_peer, **more)  # fmt: skip
 
 
 def host_settings_of(settings: Settings) -> HostSettings:
@@ -171,7 +173,8 @@ def build_referee(
                               admit=limiter.admit if limiter is not None else None)  # fmt: skip
         try:
             http = HttpServer(app, net.host, net.http_port, grace=net.grace_s,
-                              ssl_context=tls.ssl_context() if tls is not None else None)  # fmt: skip
+                              ssl_context=tls.ssl_context() if tls is not None else None,
+                              read_timeout_s=net.http_read_timeout_s)  # fmt: skip
         except OSError as exc:  # the port was taken between the check and now
             raise StartupError(
                 f"cannot listen on {net.host}:{net.http_port} (HTTP): {exc.strerror or exc}"

@@ -238,6 +238,13 @@ def _parser() -> argparse.ArgumentParser:
         help="calls a client address may make at once above that rate (default: 4000)",
     )
     serve.add_argument(
+        "--watches-per-address",
+        type=_count,
+        default=_D.limits.watches_per_peer,
+        help=f"streams (WatchGame, health Watch, reflection) a client address may have open at once, in this "
+        f"process (default: {_D.limits.watches_per_peer}; 0: no cap)",
+    )
+    serve.add_argument(
         "--storage-timeout",
         type=_timeout,
         default=_D.storage.timeout_s,
@@ -299,6 +306,13 @@ def _parser() -> argparse.ArgumentParser:
         "1 day; 0: as long as the game); a resend after that is taken as a new move",
     )
     serve.add_argument("--grace", type=float, default=_D.network.grace_s, help="seconds to drain calls on shutdown")
+    serve.add_argument(
+        "--http-read-timeout",
+        type=_age,
+        default=_D.network.http_read_timeout_s,
+        help=f"seconds an HTTP request has to arrive whole, from its connection's start or its last answer, else "
+        f"the connection is closed (slow or silent clients; default: {_D.network.http_read_timeout_s:g}; 0: none)",
+    )
     serve.add_argument(
         "--max-connection-age",
         type=_age,
@@ -467,10 +481,12 @@ def settings_from_args(args: argparse.Namespace, redis_url: str | None = None) -
             host=args.host, port=args.port, http_port=None if args.no_http else args.http_port,
             cors_origins=tuple(args.cors_origin), max_connection_age_s=args.max_connection_age,
             max_connection_age_grace_s=args.max_connection_age_grace, grace_s=args.grace,
+            http_read_timeout_s=args.http_read_timeout,
             metrics_port=args.metrics_port, log_format=args.log_format, tls_cert=args.tls_cert,
             tls_key=args.tls_key, tls_client_ca=args.tls_client_ca,
         ),
         limits=LimitSettings(requests_per_s=args.requests_per_second, request_burst=max(1, args.request_burst),
+                             watches_per_peer=args.watches_per_address,
                              games_per_minute=args.games_per_minute, max_open_games=args.max_open_games),
         games=GameSettings(organizer_token=args.organizer_token or None, timeout_poll_s=args.timeout_poll),
         bots=BotSettings(enabled=not args.no_bots, max_seats=args.bot_seats, lease_s=args.bot_lease,

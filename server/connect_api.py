@@ -64,7 +64,8 @@ CONNECT_CODES: dict[grpc.StatusCode, Code] = {
 
 # An admission check run before a request's body is read: (client "host:port" or None, method name); it raises a
 # RefereeError (e.g. errors.TooMuch) to refuse. The gRPC side's limits (server/limits.py) plug in here.
-Admit = Callable[[str | None, str, str | None], Awaitable[None]]  # (client address, method, bearer token)
+# It may return a function to call when the call ends (a WatchGame counted open until then).
+Admit = Callable[[str | None, str, str | None], Awaitable[Callable[[], None] | None]]  # (address, method, token)
 
 
 def connect_error(exc: BaseException) -> ConnectError:
@@ -177,6 +178,8 @@ class JsonCodec:
         name = message_class.DESCRIPTOR.full_name
         native = _NATIVE.get(name)
         try:
+            # orjson first: it refuses nesting over 1024 levels, where protobuf-py's reader recurses into arrays
+            # without a bound (60,000 "[", a 120 KB body, overflowed the C stack: a SIGSEGV of the whole referee)
             value = orjson.loads(data) if data else {}
             if native is not None and name not in _ENUM_REQUESTS:
                 _one_field_each(value, message_class.DESCRIPTOR)
@@ -279,14 +282,19 @@ class Edge:
     def __init__(self, admit: Admit | None = None) -> None:
         self.admit = admit
 
-    async def on_start(self, ctx: RequestContext[Any, Any]) -> None:
+    async def on_start(self, ctx: RequestContext[Any, Any]) -> Callable[[], None] | None:
         if self.admit is not None:
             try:
-                await self.admit(ctx.client_address, ctx.method.name, _admitted_token(ctx))
+                return await self.admit(ctx.client_address, ctx.method.name, _admitted_token(ctx))
             except Exception as exc:
                 raise connect_error(exc) from None
+        return None
 
-    async def on_end(self, token: None, ctx: RequestContext[Any, Any], error: Exception | None, /) -> None:
+    async def on_end(
+        self, ended: Callable[[], None] | None, ctx: RequestContext[Any, Any], error: Exception | None, /
+    ) -> None:
+        if ended is not None:  # a WatchGame counted in its address's open streams: it ends
+            ended()
         if error is not None:
             answered = _answered(error)
             if answered is not error:

@@ -88,12 +88,26 @@ def _ends_hand(entry: LogEntry) -> bool:
     return any(e.get("kind") == "hand_ended" for e in entry.events)
 
 
+def _clock_of(entry: LogEntry, clock: dict[str, Any]) -> dict[str, Any]:
+    """The view's clock fields (``clocks``, ``deadline_ms``) after ``entry``, from its clock events (the clock tail
+    of a game with a time control), else ``clock`` (the fields after the entry before it)."""
+    for e in reversed(entry.events):
+        public = e.get("public") or {}
+        if e.get("kind") in ("clock_started", "clock_stopped") and "clocks" in public:
+            fields: dict[str, Any] = {"clocks": public["clocks"]}
+            if e["kind"] == "clock_started":
+                fields["deadline_ms"] = public["deadline_ms"]
+            return fields
+    return clock
+
+
 @dataclass(slots=True)
 class _Rebuilt:
     version: int  # the state below is the game at this version
     state: engine.GameState
     scanned: int  # the log was read up to this version
     last_hand_end: int
+    clock: dict[str, Any] | None = None  # the view's clock fields at ``version`` (None: version 0 not read yet)
 
 
 ReadLog = Callable[[str, int, int], Awaitable[list[LogEntry]]]
@@ -109,13 +123,15 @@ class DelayedStates:
 
     async def released(
         self, game_id: str, config: bytes, delay: SpectatorDelay, version: int
-    ) -> tuple[int, int, engine.GameState | None]:
-        """(released version, last hand end, the state at the released version) of a game at ``version`` that is
-        not over (None for the state when nothing is held back: the caller has the current state)."""
+    ) -> tuple[int, int, engine.GameState | None, dict[str, Any]]:
+        """(released version, last hand end, the state at the released version, the view's clock fields at it:
+        ``clocks`` and ``deadline_ms``, empty without a time control) of a game at ``version`` that is not over
+        (None for the state when nothing is held back: the caller has the current state and clock)."""
         known = self._rebuilt.get(game_id)
         if known is None or known.scanned > version:  # first look (or an older load than the last one)
             known = _Rebuilt(0, initial_state(config), 0, 0)
-        entries = await self._read_log(game_id, known.version + 1, version) if version > known.version else []
+        first = known.version + 1 if known.clock is not None else 0  # version 0 (the deal) has the first clock
+        entries = await self._read_log(game_id, first, version) if version >= first else []
         last_hand_end = known.last_hand_end
         for entry in entries:
             if entry.version > known.scanned and _ends_hand(entry):
@@ -123,15 +139,17 @@ class DelayedStates:
         target = delay.released(version, last_hand_end, match_over=False)
         if target >= version:
             self._remember(game_id, known)
-            return version, last_hand_end, None
-        state = known.state
+            return version, last_hand_end, None, {}
+        state, clock = known.state, known.clock or {}
         for entry in entries:
             if entry.version > target:
                 break
-            state, _ = engine.apply(state, entry.seat, engine.move_from_dict(entry.move or {}))
-        rebuilt = _Rebuilt(target, state, max(known.scanned, version), last_hand_end)
+            if entry.version > known.version:
+                state, _ = engine.apply(state, entry.seat, engine.move_from_dict(entry.move or {}))
+            clock = _clock_of(entry, clock)
+        rebuilt = _Rebuilt(target, state, max(known.scanned, version), last_hand_end, clock)
         self._remember(game_id, rebuilt)
-        return target, last_hand_end, state
+        return target, last_hand_end, state, clock
 
     def _remember(self, game_id: str, rebuilt: _Rebuilt) -> None:
         self._rebuilt[game_id] = rebuilt

@@ -29,9 +29,11 @@ from typing import Any
 
 import uvicorn
 from grpc_health.v1._async import HealthServicer
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from server.connect_api import Admit, HealthApp, malformed_request, referee_app
 from server.service import Referee
+from server.settings import DEFAULTS
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -265,6 +267,87 @@ def create_http_app(
     return Cors(app, origins) if origins else app
 
 
+#: The most a request's line and headers may take (counted by the reads that carry them, so with whatever body
+#: comes in the same reads: asyncio reads at most 256 KiB at once, and a body is at most 256 KiB).
+MAX_HEAD_BYTES = 1 << 20
+_HEAD_TOO_LARGE = (b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain\r\n"
+                   b"connection: close\r\ncontent-length: 33\r\n\r\nrequest line and headers too big\n")  # fmt: skip
+
+
+class _ReadDeadline(HttpToolsProtocol):
+    """uvicorn's HTTP/1.1 protocol, with a deadline for each request to arrive whole: ``read_timeout_s`` from
+    the connection's start, or from the end of its last response, until the request's last body byte. uvicorn
+    has none (its keep-alive timer starts only after a response and stops at any byte received), so a client
+    that never finishes its headers or its body (slowloris), or sends nothing, held its connection, a file
+    descriptor of the process that also serves gRPC and talks to Redis, for as long as it liked. A request
+    being answered is never cut (a WatchGame stream lasts as long as its game). And a request's head (line and
+    headers) has at most MAX_HEAD_BYTES: httptools buffers headers of any size (200 MiB of them grew the process by
+    as much), so a larger one is answered 431 and its connection closed."""
+
+    read_timeout_s: float = DEFAULTS.network.http_read_timeout_s
+    _read_deadline: asyncio.TimerHandle | None = None
+    _head_bytes = 0  # bytes read since the request began, while its headers are not complete (-1: complete)
+
+    def data_received(self, data: bytes) -> None:
+        if self._head_bytes >= 0:
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self._refuse_head()
+                return
+        super().data_received(data)
+
+    def _refuse_head(self) -> None:
+        """431 and close: the request's line and headers go beyond MAX_HEAD_BYTES (httptools takes any size)."""
+        self._disarm()
+        if not self.transport.is_closing():
+            self.transport.write(_HEAD_TOO_LARGE)
+            self.transport.close()
+
+    def on_headers_complete(self) -> None:
+        self._head_bytes = -1
+        super().on_headers_complete()
+
+    def _arm(self) -> None:
+        self._disarm()
+        if self.read_timeout_s > 0:  # 0: none
+            self._read_deadline = self.loop.call_later(self.read_timeout_s, self._read_expired)
+
+    def _disarm(self) -> None:
+        if self._read_deadline is not None:
+            self._read_deadline.cancel()
+            self._read_deadline = None
+
+    def _read_expired(self) -> None:
+        self._read_deadline = None
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete and not cycle.more_body:
+            return  # a whole request is being answered (a pipelined one too): armed again after its response
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def on_message_complete(self) -> None:
+        self._disarm()
+        self._head_bytes = 0  # what comes next is the next request's head
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+
+def _protocol(read_timeout_s: float) -> type[HttpToolsProtocol]:
+    return type("ReadDeadline", (_ReadDeadline,), {"read_timeout_s": read_timeout_s})
+
+
 class _Uvicorn(uvicorn.Server):
     """uvicorn inside someone else's loop: the signals are the referee's (server.cli), not uvicorn's."""
 
@@ -275,17 +358,19 @@ class _Uvicorn(uvicorn.Server):
 
 class HttpServer:
     """uvicorn serving ``app`` on a socket bound at construction (port 0: a free one), in the running loop; over
-    TLS with ``ssl_context`` (server.tls: the gRPC port's certificate, key and client CA), else plaintext."""
+    TLS with ``ssl_context`` (server.tls: the gRPC port's certificate, key and client CA), else plaintext.
+    ``read_timeout_s``: the time a request has to arrive whole (else its connection is closed: _ReadDeadline)."""
 
     def __init__(
-        self, app: ASGIApp, host: str, port: int, *, grace: float = 10.0, ssl_context: ssl.SSLContext | None = None
+        self, app: ASGIApp, host: str, port: int, *, grace: float = 10.0, ssl_context: ssl.SSLContext | None = None,
+        read_timeout_s: float = DEFAULTS.network.http_read_timeout_s,
     ) -> None:
         self.socket = _bind(host, port)
         self.host = host
         self.port: int = self.socket.getsockname()[1]
         config = uvicorn.Config(
             app,
-            http="httptools",
+            http=_protocol(read_timeout_s),
             lifespan="off",
             access_log=False,
             log_config=None,

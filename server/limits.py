@@ -8,6 +8,9 @@ bounded whatever the number of peers (a forgotten peer starts again with a full 
   token of its peer's request bucket (``requests_per_s``, burst ``request_burst``).
 - CreateGame also takes one token of its peer's creation bucket (``games_per_minute``, burst as many), and, when
   the call carries a bearer token, one of that token's creation bucket; the organizer token is exempt.
+- A peer has at most ``watches_per_peer`` streams open at once: WatchGame, the health service's Watch (exempt from
+  the rate, not from this) and reflection, on both ports together (each holds 20-30 KB of the process for as long
+  as it lasts: without a cap one address opened them as fast as it liked until memory ran out).
 
 Over a limit: RESOURCE_EXHAUSTED, reason ``RATE_LIMITED``, with a google.rpc.RetryInfo saying when a token will
 be there again; a refused call changes nothing. The limits are per referee process (several referees behind one
@@ -39,6 +42,7 @@ from server.settings import DEFAULTS
 log = logging.getLogger("rummy_referee")
 
 CREATE_GAME_METHOD = "/rummy.v1.RefereeService/CreateGame"
+WATCH_GAME_METHOD = "/rummy.v1.RefereeService/WatchGame"
 _HEALTH_PREFIX = "/grpc.health.v1.Health/"
 
 
@@ -50,9 +54,10 @@ class Limits:
     request_burst: int = DEFAULTS.limits.request_burst  # requests a peer may send at once after a quiet time
     games_per_minute: float = DEFAULTS.limits.games_per_minute  # (server.settings)
     max_peers: int = DEFAULTS.limits.max_peers  # (server.settings)
+    watches_per_peer: int = DEFAULTS.limits.watches_per_peer  # WatchGame streams open at once, per peer
 
     def __post_init__(self) -> None:
-        if self.requests_per_s < 0 or self.games_per_minute < 0:
+        if self.requests_per_s < 0 or self.games_per_minute < 0 or self.watches_per_peer < 0:
             raise ValueError("a rate limit is 0 (off) or more")
         if self.requests_per_s and self.request_burst < 1:
             raise ValueError("a request burst is at least 1")
@@ -62,10 +67,39 @@ class Limits:
     @property
     def active(self) -> bool:
         """Whether any limit is on."""
-        return bool(self.requests_per_s or self.games_per_minute)
+        return bool(self.requests_per_s or self.games_per_minute or self.watches_per_peer)
 
 
-UNLIMITED = Limits(requests_per_s=0, games_per_minute=0)
+UNLIMITED = Limits(requests_per_s=0, games_per_minute=0, watches_per_peer=0)
+
+
+class OpenStreams:
+    """How many streams each key has open, at most ``cap`` (0: no cap); only keys with a stream open are kept."""
+
+    __slots__ = ("_open", "cap")
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._open: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def open(self, key: str) -> bool:
+        """Count one more stream of ``key``: False (nothing counted) when it has ``cap`` open already."""
+        count = self._open.get(key, 0)
+        if self.cap and count >= self.cap:
+            return False
+        self._open[key] = count + 1
+        return True
+
+    def close(self, key: str) -> None:
+        """One stream of ``key`` ended."""
+        count = self._open.get(key, 0) - 1
+        if count > 0:
+            self._open[key] = count
+        else:
+            self._open.pop(key, None)
 
 
 class Buckets:
@@ -166,6 +200,10 @@ else:
     _Interceptor = grpc.aio.ServerInterceptor
 
 
+def _no_check(context: grpc.aio.ServicerContext[Any, Any]) -> TooMuch | None:
+    return None
+
+
 class LimitInterceptor(_Interceptor):
     """Refuses calls over the per-peer limits (RESOURCE_EXHAUSTED, RATE_LIMITED, RetryInfo) before the handler
     runs; ``is_exempt(token)`` says whether a bearer token is free of the creation limit (the organizer's)."""
@@ -179,6 +217,7 @@ class LimitInterceptor(_Interceptor):
         per_s = limits.games_per_minute / 60.0
         burst = max(1.0, limits.games_per_minute)
         self._creations = Buckets(per_s, burst, limits.max_peers) if limits.games_per_minute else None
+        self.watches = OpenStreams(limits.watches_per_peer)
         self._wrapped: dict[str, tuple[Handler, Handler]] = {}
         self.refused = 0
         self._logged_at = -1e9
@@ -190,12 +229,19 @@ class LimitInterceptor(_Interceptor):
         if handler is None:  # an unknown method: gRPC answers UNIMPLEMENTED
             return handler
         method = details.method
-        if method.startswith(_HEALTH_PREFIX):  # never refused: a flood from one address must not fail its health
-            return handler  # checks (they read no storage: a flood of them costs what a flood of refusals costs)
+        # a stream (WatchGame, the health service's Watch, reflection) counts in its peer's open streams
+        stream = bool(self.limits.watches_per_peer) and (handler.request_streaming or handler.response_streaming)
+        health = method.startswith(_HEALTH_PREFIX)
+        if health and not stream:  # never refused: a flood from one address must not fail its health checks
+            return handler  # (they read no storage: a flood of them costs what a flood of refusals costs)
         cached = self._wrapped.get(method)
         if cached is not None and cached[0] is handler:
             return cached[1]
-        wrapped = self._wrap(handler, self._check_create if method == CREATE_GAME_METHOD else self._check)
+        if health:  # a health Watch: no rate, only the count of open streams
+            wrapped = self._wrap(handler, _no_check, watch=True)
+        else:
+            check = self._check_create if method == CREATE_GAME_METHOD else self._check
+            wrapped = self._wrap(handler, check, watch=stream)
         if len(self._wrapped) < 1024:  # the methods registered: a few dozen at most
             self._wrapped[method] = (handler, wrapped)
         return wrapped
@@ -237,17 +283,28 @@ class LimitInterceptor(_Interceptor):
             self._creations.take(key)
         return None
 
-    async def admit(self, address: str | None, method: str, token: str | None) -> None:
+    def _too_many_watches(self) -> TooMuch:
+        return TooMuch("RATE_LIMITED", f"at most {self.limits.watches_per_peer} streams (WatchGame, health Watch) "
+                       "open at once from one address: end one first", retry_after_s=1.0)  # fmt: skip
+
+    async def admit(self, address: str | None, method: str, token: str | None) -> Callable[[], None] | None:
         """The same limits for a call of the HTTP port (Connect, gRPC-Web; ``address`` the client's "host:port",
-        ``method`` the RPC's name): raises TooMuch when over, with the buckets shared with the gRPC port."""
+        ``method`` the RPC's name): raises TooMuch when over, with the buckets and stream counts shared with the
+        gRPC port. A WatchGame admitted is counted open until the returned function is called (at its end)."""
         host = (address or "unknown").rpartition(":")[0].strip("[]") if address and ":" in address else address
         key = peer_key(f"ipv6:[{host}]:0") if host and ":" in host else (host or "unknown")
         refusal = self._take_request(key)
         if refusal is None and method == "CreateGame":
             refusal = self._take_creation(key, token)
+        if refusal is None and method == "WatchGame" and self.limits.watches_per_peer:
+            if not self.watches.open(key):
+                refusal = self._too_many_watches()
+            else:
+                return lambda: self.watches.close(key)
         if refusal is not None:
             self.refused += 1
             raise refusal
+        return None
 
     async def _refuse(self, context: grpc.aio.ServicerContext[Any, Any], refusal: TooMuch) -> NoReturn:
         self.refused += 1
@@ -260,9 +317,11 @@ class LimitInterceptor(_Interceptor):
 
     # ------------------------------------------------------------------------------------------ wrapping
 
-    def _wrap(self, handler: Handler, check: Callable[[Any], TooMuch | None]) -> Handler:
-        """``handler`` with ``check`` run first on every call, whichever of the four kinds of RPC it is."""
+    def _wrap(self, handler: Handler, check: Callable[[Any], TooMuch | None], *, watch: bool = False) -> Handler:
+        """``handler`` with ``check`` run first on every call, whichever of the four kinds of RPC it is; ``watch``:
+        a stream counted in its peer's open streams while it runs (refused over the cap)."""
         refuse = self._refuse
+        watches, too_many = self.watches, self._too_many_watches
         if handler.request_streaming:
             inner = handler.stream_stream if handler.response_streaming else handler.stream_unary
         else:
@@ -279,9 +338,16 @@ class LimitInterceptor(_Interceptor):
                 refusal = check(context)
                 if refusal is not None:
                     await refuse(context, refusal)
-                async with contextlib.aclosing(target(request, context)) as responses:  # closed with this one
-                    async for response in responses:
-                        yield response
+                key = peer_key(context.peer()) if watch else ""
+                if watch and not watches.open(key):
+                    await refuse(context, too_many())
+                try:
+                    async with contextlib.aclosing(target(request, context)) as responses:  # closed with this one
+                        async for response in responses:
+                            yield response
+                finally:
+                    if watch:
+                        watches.close(key)
 
             behavior = streamed
         else:
@@ -290,7 +356,15 @@ class LimitInterceptor(_Interceptor):
                 refusal = check(context)
                 if refusal is not None:
                     await refuse(context, refusal)
-                return await target(request, context)
+                if not watch:
+                    return await target(request, context)
+                key = peer_key(context.peer())  # a stream written with context.write (the health Watch)
+                if not watches.open(key):
+                    await refuse(context, too_many())
+                try:
+                    return await target(request, context)
+                finally:
+                    watches.close(key)
 
             behavior = called
         return wire.with_behavior(handler, behavior)

@@ -3,9 +3,9 @@
 A JSON line has ``time`` (UTC, ISO 8601, milliseconds), ``level``, ``logger``, ``message`` and, where known,
 ``method``, ``game_id`` and ``request_id``: the transport sets those for each call (``call_context``, a
 contextvar, so that every line logged while the call runs carries them), and a log call may give them itself
-(``extra={"game_id": ...}``). An exception is logged as its type and where it was raised (file, line and
-function of each frame), never its message nor the source lines (either could name a card: hidden information
-stays out of the logs).
+(``extra={"game_id": ...}``). In either format an exception is logged as its type and where it was raised (file,
+line and function of each frame), never its message nor the source lines (either could name a card: hidden
+information stays out of the logs).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import logging
 import sys
 import time
 import traceback
+from types import TracebackType
 from typing import TextIO
 
 FORMATS = ("text", "json")
@@ -49,10 +50,35 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info and record.exc_info[0] is not None:
             kind, _, tb = record.exc_info
             line["exc_type"] = kind.__name__
-            # where it happened (file, line, function), never the message nor the source text: either could name a card
-            frames = reversed(traceback.extract_tb(tb))
-            line["stack"] = " < ".join(f"{f.filename}:{f.lineno} in {f.name}" for f in frames)
+            line["stack"] = where(tb)
         return json.dumps(line, ensure_ascii=False)
+
+
+def where(tb: TracebackType | None) -> str:
+    """Where an exception happened: file, line and function of each frame, innermost first; never its message
+    nor the source text (either could name a card, or quote a token)."""
+    return " < ".join(f"{f.filename}:{f.lineno} in {f.name}" for f in reversed(traceback.extract_tb(tb)))
+
+
+class TextFormatter(logging.Formatter):
+    """The text lines (TEXT_FORMAT), one per record: an exception as its type and where it happened, as in the
+    JSON lines. logging's own formatting prints the whole traceback: the exception's message, its causes' and
+    the source lines, any of which could name a card (a stack_info is left out for the same reason)."""
+
+    def __init__(self) -> None:
+        super().__init__(TEXT_FORMAT)
+
+    def format(self, record: logging.LogRecord) -> str:
+        saved = record.exc_info, record.exc_text, record.stack_info
+        record.exc_info = record.exc_text = record.stack_info = None  # (exc_text: another handler's cached text)
+        try:
+            line = super().format(record)
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = saved
+        exc_info = saved[0]
+        if exc_info and exc_info[0] is not None:
+            line += f" [{exc_info[0].__name__} at {where(exc_info[2])}]"
+        return line
 
 
 def configure(log_format: str = "text", *, level: int = logging.INFO, stream: TextIO | None = None) -> None:
@@ -60,7 +86,7 @@ def configure(log_format: str = "text", *, level: int = logging.INFO, stream: Te
     if log_format not in FORMATS:
         raise ValueError(f"a log format is one of {FORMATS}, not {log_format!r}")
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT))
+    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

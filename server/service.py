@@ -247,15 +247,17 @@ class Referee:
         viewer: int,
         role: engine.Role,
         seats: Sequence[SeatDict] | None = None,
+        clock: Mapping[str, Any] | None = None,
     ) -> ViewData:
+        """``clock``: the clock fields to show (a delayed spectator's, of the released version), None: the game's."""
         view: ViewData = engine.view(state, viewer)  # type: ignore[assignment]  # the service's keys, next:
         view["game_id"], view["version"], view["role"] = game.game_id, version, role
         view["seats"] = seats or public_seats(game.meta)
-        if game.clock:
-            clock = view_fields(game.clock)
-            view["clocks"] = clock["clocks"]
-            if "deadline_ms" in clock:
-                view["deadline_ms"] = clock["deadline_ms"]
+        fields: Mapping[str, Any] | None = view_fields(game.clock) if clock is None and game.clock else clock
+        if fields:
+            view["clocks"] = fields["clocks"]
+            if "deadline_ms" in fields:
+                view["deadline_ms"] = fields["deadline_ms"]
         if role == engine.Role.SEAT and state.to_act == viewer and state.phase != "match_over":
             view["legal_moves"] = engine.legal_moves(state)
         return view
@@ -403,20 +405,26 @@ class Referee:
         caller = self.authorize(game, token)
         state = self._states.get(game)
         if caller.role == "spectator":
-            version, _, shown = await self._released(game, state)
-            view = self._view(game, shown, version, caller.viewer, caller.role)
+            version, _, shown, clock = await self._released(game, state)
+            view = self._view(game, shown, version, caller.viewer, caller.role, clock=clock)
         else:
             view = self._view(game, state, game.version, caller.viewer, caller.role)
         return GameSnapshot(view, self._settings(game, state))
 
-    async def _released(self, game: StoredGame, state: engine.GameState) -> tuple[int, int, engine.GameState]:
+    async def _released(
+        self, game: StoredGame, state: engine.GameState
+    ) -> tuple[int, int, engine.GameState, Mapping[str, Any] | None]:
         """What a spectator may see of ``game`` (at ``state``): the released version (server.delay), the last hand
-        end at or before it (0 when unknown or unused), and the state at that version."""
+        end at or before it (0 when unknown or unused), the state at that version and the view's clock fields
+        at it (None: the game's own, nothing being held back). The clocks are held back too: the live ones say
+        whose decision runs now, and since when."""
         delay = SpectatorDelay.of_meta(parsed_meta(game.meta))
         if not delay.active or state.phase == "match_over":
-            return game.version, 0, state
-        version, last_hand_end, held = await self._delayed.released(game.game_id, game.config, delay, game.version)
-        return version, last_hand_end, state if held is None else held
+            return game.version, 0, state, None
+        version, last_hand_end, held, clock = await self._delayed.released(
+            game.game_id, game.config, delay, game.version
+        )
+        return (version, last_hand_end, state, None) if held is None else (version, last_hand_end, held, clock)
 
     async def validate_move(
         self, game_id: str, token: str | None, move: engine.Move, expected_version: int | None
@@ -705,15 +713,15 @@ class Referee:
         game = await self._load(game_id)
         caller = self.authorize(game, token)
         state = self._states.get(game)
-        version, shown, last_hand_end = game.version, state, 0
+        version, shown, last_hand_end, clock = game.version, state, 0, None
         delay = SpectatorDelay.of_meta(parsed_meta(game.meta)) if caller.role == "spectator" else NO_DELAY
         held_back = delay.active and state.phase != "match_over"
         if held_back:  # the version this spectator may see (server.delay), not the live one
-            version, last_hand_end, shown = await self._released(game, state)
+            version, last_hand_end, shown, clock = await self._released(game, state)
         if after_version is None:
             if after_index is not None:
                 raise BadRequest("INVALID_POSITION", "after_index needs after_version")
-            yield WatchUpdate(snapshot=self._view(game, shown, version, caller.viewer, caller.role))
+            yield WatchUpdate(snapshot=self._view(game, shown, version, caller.viewer, caller.role, clock=clock))
             after_version = version
         elif after_version > version:
             raise BadRequest("VERSION_AHEAD", f"the game is at version {version}, not {after_version} yet")

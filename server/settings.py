@@ -96,6 +96,7 @@ class NetworkSettings:
     max_message_bytes: int = 256 * 1024  # of a gRPC message, either way
     max_connection_age_s: float = 300.0  # clients are asked (GOAWAY) to reconnect after this long (0: never)
     max_connection_age_grace_s: float = 30.0  # the calls in flight then get this long
+    http_read_timeout_s: float = 30.0  # an HTTP request must arrive whole this soon, else its connection closes
     grace_s: float = 10.0  # calls in flight get this long to finish at shutdown (``--grace``)
     health_interval_s: float = 0.5  # between two pings of Redis for the health service (no flag)
     health_ping_timeout_s: float = 1.0  # one such ping (no flag)
@@ -114,6 +115,7 @@ class LimitSettings:
     request_burst: int = 4000  # requests a peer may send at once after a quiet time
     games_per_minute: float = 60.0  # CreateGame per peer and per token (the organizer's exempt)
     max_peers: int = 16384  # peers (and tokens) remembered by each limit
+    watches_per_peer: int = 10_000  # streams (WatchGame, health Watch, reflection) a peer may have open at once
     max_open_games: int = 100_000  # unfinished games in Redis, across the referees sharing it (0: no cap)
     open_games_sweep_batch: int = 128  # due entries of the open-games registry checked by one creation (no flag)
     open_games_sweeps_when_full: int = 8  # batches checked before a creation at the cap is refused (no flag)

@@ -4,6 +4,7 @@ carries the game's id and no card."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import random
@@ -21,7 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from clients.referee_proc import RefereeProcess
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from server.logs import JsonFormatter, call_context
+from server.logs import JsonFormatter, call_context, configure
 from server.metrics import Metrics
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import Client, Game, ServerThread, bot_move, expect_error, md, move_from_text
@@ -262,6 +263,39 @@ def test_json_lines_take_the_call_context_and_never_an_exception_text() -> None:
     outside = json.loads(formatter.format(logging.LogRecord("x", logging.INFO, __file__, 1, "hello %s", ("you",),
                                                             None)))  # fmt: skip
     assert outside["message"] == "hello you" and "game_id" not in outside and outside["time"].endswith("Z")
+
+
+def test_text_lines_never_have_an_exception_text_either() -> None:
+    """The default format (text) too: an exception is its type and where it was raised, never its message (nor
+    its cause's, nor the source lines): "internal error" of a bug whose exception named a card printed the card,
+    as Python's default formatting prints the whole traceback."""
+    stream = io.StringIO()
+    root = logging.getLogger()
+    saved, level = list(root.handlers), root.level
+    try:
+        configure("text", stream=stream)
+        log = logging.getLogger("rummy_referee")
+        try:
+            try:
+                raise KeyError("st_secret-token-of-seat-1")
+            except KeyError as cause:
+                raise RuntimeError("the hand was AS KD 7C") from cause
+        except RuntimeError:
+            log.error("internal error", exc_info=True)
+            log.exception("bot host: playing %s failed", "g_x:1")
+        log.info("hand %s", "dealt", stack_info=True)
+    finally:
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        for handler in saved:
+            root.addHandler(handler)
+        root.setLevel(level)
+    text = stream.getvalue()
+    assert "internal error" in text and "bot host: playing g_x:1 failed" in text and "hand dealt" in text
+    assert "RuntimeError" in text and "test_observability.py" in text, text
+    for secret in ("AS KD", "st_secret", "raise RuntimeError", "log.info("):
+        assert secret not in text, text
+    assert len(text.splitlines()) == 3, text  # one line per record
 
 
 def test_exposition_serves_either_text_format() -> None:

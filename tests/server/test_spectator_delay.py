@@ -240,3 +240,35 @@ def _scan(streams: dict[str, Stream], control: Stream, views: dict[int, bytes], 
             assert not leaks, f"{name}: cards {leaks} of unreleased moves at live version {live}"
             checked += 1
     assert checked > 50
+
+
+@pytest.mark.parametrize("delay", [pb.SpectatorDelay(moves=2), pb.SpectatorDelay(until_hand_end=True)])
+def test_a_delayed_spectator_sees_the_clocks_of_the_released_version(web: ServerThread,
+                                                                     delay: pb.SpectatorDelay) -> None:  # fmt: skip
+    """The clocks are held back with the rest: a delayed spectator's view (GetGame, and a watch's snapshot) at
+    version r showed the live game's clocks, which said whose decision runs now and since when (each move's time,
+    as it was made), though the view was of version r. Now they are the clocks the seats saw at version r."""
+    client = Client(web.address)
+    try:
+        per_move = pb.TimeControl(per_move=pb.TimeControl.PerMove(limit_ms=600_000))
+        game = client.create("gin", allow_spectators=True, spectator_delay=delay, time_control=per_move)
+        seat_views = {0: client.view(game, game.tokens[1])}
+        rng = random.Random(7)
+        for version in range(1, 6):
+            mover = game.tokens[seat_views[version - 1].to_act]
+            client.move(game, mover, bot_move(client.view(game, mover), rng))
+            seat_views[version] = client.view(game, game.tokens[1])
+        spectator = client.view(game, game.spectator)
+        assert spectator.version < 5
+        released = seat_views[spectator.version]
+        assert list(spectator.clocks) == list(released.clocks), (spectator.clocks, released.clocks)
+        assert spectator.deadline_ms == released.deadline_ms
+        stream = client.stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id), metadata=md(game.spectator),
+                                       timeout=30)  # fmt: skip
+        try:
+            snapshot = next(stream).snapshot
+        finally:
+            stream.cancel()
+        assert snapshot.version == spectator.version and list(snapshot.clocks) == list(released.clocks)
+    finally:
+        client.close()
