@@ -4,6 +4,7 @@ carries the game's id and no card."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
@@ -14,6 +15,7 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -22,9 +24,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from clients.referee_proc import RefereeProcess
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.logs import JsonFormatter, call_context
-from server.metrics import Metrics
+from server.metrics import Metrics, ObserveInterceptor
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import Client, Game, ServerThread, bot_move, expect_error, md, move_from_text
+from tests.server.refkit import wait_for as wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBMIT = "rummy.v1.RefereeService/SubmitMove"
@@ -320,3 +323,44 @@ def test_house_bot_seats_are_counted(private_redis: RedisProcess, tmp_path: Path
     finally:
         client.close()
         stop_serve(served.process)
+
+
+def test_a_stream_left_by_its_client_while_an_answer_is_sent_counts_as_cancelled() -> None:
+    """A client that goes away while the server is sending it a stream's message (a house bot or the SDK leaving
+    its watch at the match's end) is CANCELLED, not UNKNOWN: grpc.aio then closes the handler's generator at its
+    ``yield`` (GeneratorExit), which is no exception escaping a handler. The handler below never waits for
+    anything but the sending of its messages, so it is always at its ``yield`` when the client leaves."""
+    metrics = Metrics()
+    method = "/t.Streams/Forever"
+
+    async def forever(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> Any:
+        while True:
+            yield b"x" * 1024
+
+    def ident(data: bytes) -> bytes:
+        return data
+
+    handler = grpc.unary_stream_rpc_method_handler(forever, request_deserializer=ident, response_serializer=ident)
+
+    async def run() -> None:
+        server = grpc.aio.server(interceptors=[ObserveInterceptor(metrics)])
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("t.Streams", {"Forever": handler}),))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                call = channel.unary_stream(method, request_serializer=ident, response_deserializer=ident)(b"")
+                assert await call.read() == b"x" * 1024
+                call.cancel()
+
+            def counted() -> dict[str, float]:
+                body, _ = metrics.exposition(None)
+                return {s.labels["code"]: s.value for f in text_string_to_metric_families(body.decode())
+                        for s in f.samples if s.name == "rummy_rpc_handled_total"}  # fmt: skip
+
+            await asyncio.to_thread(wait_until, lambda: bool(counted()), "counted the stream")
+            assert counted() == {"CANCELLED": 1.0}
+        finally:
+            await server.stop(None)
+
+    asyncio.run(run())
