@@ -2,7 +2,8 @@
 
 Series (all of this process, except ``rummy_open_games``):
 
-- ``rummy_rpc_handled_total{method, code}``: calls answered, by method ("rummy.v1.RefereeService/SubmitMove")
+- ``rummy_rpc_handled_total{method, code}``: calls answered on either port (the HTTP port's counted by
+  server.connect_api.Observe), by method ("rummy.v1.RefereeService/SubmitMove")
   and gRPC status code name ("OK", "FAILED_PRECONDITION", ...); ``rummy_rpc_duration_seconds{method}``: their
   latency (histogram); ``rummy_rpc_streams_active{method}``: server streams open now (WatchGame: live watches).
 - ``rummy_moves_total{outcome, reason}``: SubmitMove answers, ``outcome`` "accepted" (reason "") or "refused"

@@ -364,3 +364,52 @@ def test_a_stream_left_by_its_client_while_an_answer_is_sent_counts_as_cancelled
             await server.stop(None)
 
     asyncio.run(run())
+
+
+def test_calls_on_the_http_port_are_counted_as_on_the_grpc_port(redis_server: RedisProcess, tmp_path: Path) -> None:
+    """Connect (JSON) calls on the HTTP port count in the same series as gRPC's, by method and gRPC status name:
+    an accepted CreateGame, a GetGame without a token (UNAUTHENTICATED), a refused move (FAILED_PRECONDITION),
+    and a WatchGame stream while it is open and once it ends."""
+    process = RefereeProcess(
+        ["--port", "0", "--http-port", "0", "--redis-url", redis_server.url, "--metrics-port", "0", "--grace", "1",
+         "--no-bots"],
+        log=tmp_path / "stderr.log", copy_stdout=False,
+    ).start(60)  # fmt: skip
+    try:
+        url, metrics_url = f"http://{process.http_address}/rummy.v1.RefereeService/", f"http://{process.metrics_address}/metrics"
+
+        def post(method: str, body: dict[str, object], token: str | None = None) -> tuple[int, dict[str, Any]]:
+            headers = {"content-type": "application/json", **({"authorization": f"Bearer {token}"} if token else {})}
+            request = urllib.request.Request(url + method, json.dumps(body).encode(), headers)
+            try:
+                with urllib.request.urlopen(request, timeout=10) as reply:
+                    return reply.status, json.loads(reply.read())
+            except urllib.error.HTTPError as exc:
+                return exc.code, json.loads(exc.read())
+
+        def handled(method: str, code: str) -> float:
+            return value(scrape(metrics_url), "rummy_rpc_handled_total", method=f"rummy.v1.RefereeService/{method}",
+                         code=code)  # fmt: skip
+
+        status, game = post("CreateGame", {"profile": "gin", "seats": [{"displayName": "A"}, {"displayName": "B"}]})
+        assert status == 200
+        assert handled("CreateGame", "OK") == 1
+        assert value(scrape(metrics_url), "rummy_rpc_duration_seconds_count",
+                     method="rummy.v1.RefereeService/CreateGame") == 1  # fmt: skip
+        assert post("GetGame", {"gameId": game["gameId"]})[0] == 401
+        assert handled("GetGame", "UNAUTHENTICATED") == 1
+        idle = game["seatTokens"][0]["token"]  # the dealer's: seat 1 acts first
+        assert post("SubmitMove", {"gameId": game["gameId"], "move": {"drawStock": {}}}, idle)[0] == 400
+        assert handled("SubmitMove", "FAILED_PRECONDITION") == 1
+
+        body = json.dumps({"gameId": game["gameId"]}).encode()
+        headers = {"content-type": "application/connect+json", "authorization": f"Bearer {idle}"}
+        envelope = b"\0" + len(body).to_bytes(4, "big") + body  # a stream's request: one enveloped message
+        watch = urllib.request.Request(url + "WatchGame", envelope, headers)
+        with urllib.request.urlopen(watch, timeout=10) as stream:
+            assert stream.read(5)  # the snapshot's envelope has begun
+            assert wait_for(metrics_url, "rummy_rpc_streams_active", 1, method=WATCH) == 1
+        assert wait_for(metrics_url, "rummy_rpc_streams_active", 0, method=WATCH) == 0
+        assert wait_for(metrics_url, "rummy_rpc_handled_total", 1, method=WATCH, code="CANCELLED") == 1
+    finally:
+        process.stop(20)
