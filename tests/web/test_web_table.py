@@ -234,6 +234,8 @@ def test_gin_hand_started_in_the_lobby_against_a_house_bot_with_a_spectator_and_
     game = Game(game_id, {0: token}, spectator_token, rpb.CreateGameResponse(game_id=game_id))
     assert page.locator("#hand .card").count() == 10
     assert "bot" in page.locator(".seat[data-seat='1']").inner_text()
+    # the lobby's note names no one to join: the other seat is a house bot's, not open
+    assert f"game {game_id} created" in page.inner_text("#log") and "join" not in page.inner_text("#log")
     spectator, spec_capture, spec_errors = _page(browser, f"{server.http_url}/#game={game_id}&token={spectator_token}")
     spectator.wait_for_selector("body[data-role='SPECTATOR']")
     assert spectator.locator("#hand .card").count() == 0
