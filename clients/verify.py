@@ -17,7 +17,7 @@ from clients.sdk import RefereeClient, RefereeError
 from clients.sdk.fairness import FairnessError, Verified, verify_game, verify_record
 
 #: mismatches (exit 1); every other FairnessError means the game could not be read (exit 2)
-MISMATCHES = frozenset(("commitment", "deal", "stock", "restock"))
+MISMATCHES = frozenset(("commitment", "deal", "stock", "restock", "moves"))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -170,7 +170,7 @@ def build_referee(
     http = None
     if net.http_port is not None:
         app = create_http_app(referee, health, cors_origins=list(net.cors_origins),
-                              admit=limiter.admit if limiter is not None else None)  # fmt: skip
+                              admit=limiter.admit if limiter is not None else None, metrics=metrics)  # fmt: skip
         try:
             http = HttpServer(app, net.host, net.http_port, grace=net.grace_s,
                               ssl_context=tls.ssl_context() if tls is not None else None,

@@ -39,6 +39,7 @@ from server.redis_launcher import (
     DataDirLock,
     RedisLaunchError,
     RedisProcess,
+    data_dir_in_use,
     default_data_dir,
     lock_data_dir,
     start_redis,
@@ -496,10 +497,17 @@ def settings_from_args(args: argparse.Namespace, redis_url: str | None = None) -
 
 async def serve(args: argparse.Namespace) -> None:
     """Run until SIGTERM or SIGINT."""
-    _check_port_free(args.host, args.port)  # before anything starts: nothing to undo
+    try:
+        _check_port_free(args.host, args.port)  # before anything starts: nothing to undo
+        if not args.no_http:
+            _check_port_free(args.host, args.http_port)
+    except StartupError:
+        # a second `make run`: its ports are the first's, and the data directory too; say who has them
+        in_use = None if args.redis_url else data_dir_in_use(args.data_dir or default_data_dir())
+        if in_use is not None:
+            raise in_use from None
+        raise
     tls = _tls_files(args)
-    if not args.no_http:
-        _check_port_free(args.host, args.http_port)
     lock, redis = _start_private_redis(args) if not args.redis_url else (None, None)
     settings = settings_from_args(args, redis.url if redis is not None else None)
     net = settings.network

@@ -13,9 +13,10 @@ referee and encodes the result, exactly as the gRPC servicer does; every failure
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 import orjson
@@ -41,6 +42,9 @@ from server import codec, deadlines, errors
 from server.errors import BadRequest
 from server.grpc_api import MAX_MESSAGE_BYTES
 from server.service import Referee
+
+if TYPE_CHECKING:
+    from server.metrics import Metrics
 
 T = TypeVar("T")
 M = TypeVar("M", bound=Message)
@@ -330,6 +334,40 @@ class _Answering(ConnectASGIApplication[Any]):
         return await super()._read_get_request(endpoint, codec, params)
 
 
+class Observe:
+    """The HTTP port's server.metrics.ObserveInterceptor: a metadata interceptor, the port's first (so that its end
+    sees every call's final status, the admission check's refusals included), that counts and times each call in
+    the same series as the gRPC port's (``rummy_rpc_handled_total{method, code}`` by gRPC status name,
+    ``rummy_rpc_duration_seconds``) and keeps the number of open server streams (WatchGame)."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+        self._handled: dict[tuple[str, str], Any] = {}
+
+    async def on_start(self, ctx: RequestContext[Any, Any]) -> float:
+        if ctx.method.stream_type is StreamType.SERVER_STREAM:
+            self.metrics.streams.labels(f"{ctx.method.service_name}/{ctx.method.name}").inc()
+        return time.perf_counter()
+
+    async def on_end(self, start: float, ctx: RequestContext[Any, Any], error: Exception | None, /) -> None:
+        method = f"{ctx.method.service_name}/{ctx.method.name}"
+        if ctx.method.stream_type is StreamType.SERVER_STREAM:
+            self.metrics.streams.labels(method).dec()
+        code = "OK" if error is None else _status_name(error)
+        child = self._handled.get((method, code))
+        if child is None:
+            child = self._handled[(method, code)] = self.metrics.rpc_handled.labels(method, code)
+        child.inc()
+        self.metrics.rpc_seconds.labels(method).observe(time.perf_counter() - start)
+
+
+def _status_name(error: Exception) -> str:
+    """The gRPC status name of a call's error on the HTTP port (Connect's ``canceled`` is gRPC's CANCELLED)."""
+    if isinstance(error, ConnectError):
+        return "CANCELLED" if error.code is Code.CANCELED else error.code.name
+    return errors.status_name(error)  # (classify would log it a second time)
+
+
 def _admitted_token(ctx: RequestContext[Any, Any]) -> str | None:
     """The bearer token for the admission check (a malformed header: none; the handler refuses it if needed)."""
     scheme, _, token = (ctx.request_headers.get("authorization") or "").partition(" ")
@@ -475,10 +513,16 @@ class RefereeConnect:
         return rpb.PingResponse()
 
 
-def referee_app(referee: Referee, *, admit: Admit | None = None) -> ConnectASGIApplication[Any]:
-    """The ASGI application of rummy.v1.RefereeService (paths ``/rummy.v1.RefereeService/<Method>``)."""
+def referee_app(
+    referee: Referee, *, admit: Admit | None = None, metrics: Metrics | None = None
+) -> ConnectASGIApplication[Any]:
+    """The ASGI application of rummy.v1.RefereeService (paths ``/rummy.v1.RefereeService/<Method>``); with
+    ``metrics``, every call counted and timed in them (Observe)."""
     service: referee_connect.RefereeService = RefereeConnect(referee)
-    return _RefereeApp(service, interceptors=[Edge(admit)], read_max_bytes=MAX_MESSAGE_BYTES, codecs=CODECS)
+    observe = [Observe(metrics)] if metrics is not None else []
+    return _RefereeApp(
+        service, interceptors=[*observe, Edge(admit)], read_max_bytes=MAX_MESSAGE_BYTES, codecs=CODECS
+    )
 
 
 class _RefereeApp(_Answering, referee_connect.RefereeServiceASGIApplication):

@@ -127,6 +127,14 @@ def reason_code(exc: BaseException) -> str:
     """The reason code ``rpc_status(exc)`` sends, without logging anything (for the metrics)."""
     known = _known(exc)
     return known[1] if known is not None else "INTERNAL"
+
+
+def status_name(exc: BaseException) -> str:
+    """The name of the status code ``rpc_status(exc)`` sends, without logging anything (for the metrics)."""
+    known = _known(exc)
+    return known[0].name if known is not None else "INTERNAL"
+
+
 def describe(exc: BaseException) -> str:
     """``exc`` for a log line: its text, or its type's name when it has none (a timeout's ``TimeoutError()``)."""
     return str(exc) or type(exc).__name__

@@ -25,7 +25,7 @@ import ssl
 import struct
 from collections.abc import Awaitable, Callable, Generator, Iterable, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from grpc_health.v1._async import HealthServicer
@@ -34,6 +34,9 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from server.connect_api import Admit, HealthApp, malformed_request, referee_app
 from server.service import Referee
 from server.settings import DEFAULTS
+
+if TYPE_CHECKING:
+    from server.metrics import Metrics
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -258,11 +261,16 @@ class Cors:
 
 
 def create_http_app(
-    referee: Referee, health: HealthServicer, *, cors_origins: Iterable[str] = (), admit: Admit | None = None
+    referee: Referee,
+    health: HealthServicer,
+    *,
+    cors_origins: Iterable[str] = (),
+    admit: Admit | None = None,
+    metrics: Metrics | None = None,
 ) -> ASGIApp:
     """The ASGI application of the HTTP port. ``admit`` is the admission check every RPC passes first (per-peer
-    limits: see server.connect_api.Admit)."""
-    app: ASGIApp = Router([referee_app(referee, admit=admit), HealthApp(health)])
+    limits: see server.connect_api.Admit); ``metrics``: every RPC counted and timed there, as on the gRPC port."""
+    app: ASGIApp = Router([referee_app(referee, admit=admit, metrics=metrics), HealthApp(health)])
     origins = tuple(cors_origins)
     return Cors(app, origins) if origins else app
 

@@ -2,7 +2,8 @@
 
 Series (all of this process, except ``rummy_open_games``):
 
-- ``rummy_rpc_handled_total{method, code}``: calls answered, by method ("rummy.v1.RefereeService/SubmitMove")
+- ``rummy_rpc_handled_total{method, code}``: calls answered on either port (the HTTP port's counted by
+  server.connect_api.Observe), by method ("rummy.v1.RefereeService/SubmitMove")
   and gRPC status code name ("OK", "FAILED_PRECONDITION", ...); ``rummy_rpc_duration_seconds{method}``: their
   latency (histogram); ``rummy_rpc_streams_active{method}``: server streams open now (WatchGame: live watches).
 - ``rummy_moves_total{outcome, reason}``: SubmitMove answers, ``outcome`` "accepted" (reason "") or "refused"
@@ -10,7 +11,7 @@ Series (all of this process, except ``rummy_open_games``):
   "accepted" and also counted in ``rummy_move_replays_total``.
 - ``rummy_commit_conflicts_total``: commits that found the game at another version (another move was first);
   ``rummy_move_retries_total``: moves loaded again after such a conflict (or a stale cached state).
-- ``rummy_storage_seconds{op}`` (histogram) and ``rummy_storage_errors_total{op}``: each GameStore operation
+- ``rummy_storage_duration_seconds{op}`` (histogram) and ``rummy_storage_errors_total{op}``: each GameStore operation
   ("load", "commit", "create", ...; the watch feed's blocking read excluded) and those that failed.
 - ``rummy_games_created_total`` / ``rummy_games_finished_total``: games created / matches ended by this process;
   ``rummy_open_games``: unfinished games registered in Redis for all the referees sharing it (the
@@ -224,7 +225,8 @@ def _code_name(context: grpc.aio.ServicerContext[Any, Any], failed: BaseExceptio
     if code is not None and code != 0:
         with contextlib.suppress(ValueError):
             return grpc.StatusCode[str(code)].name if isinstance(code, str) else _BY_VALUE[int(code)]
-    if isinstance(failed, asyncio.CancelledError):
+    if isinstance(failed, asyncio.CancelledError | GeneratorExit):
+        # GeneratorExit: grpc.aio closed a stream's generator at its yield, its client gone mid-send
         return "CANCELLED"
     if failed is not None and not isinstance(failed, grpc.aio.AbortError):
         return "UNKNOWN"  # an exception escaped a handler: a bug, and counted as such

@@ -280,15 +280,9 @@ def lock_data_dir(data_dir: Path | str, *, leftover_timeout: float = 10.0) -> Da
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        holder = _read_lock(fd)
+        in_use = _in_use(fd, data)
         os.close(fd)
-        pid = holder.get("pid", "?")
-        port = holder.get("port")
-        where = f"port {port}" if port else "port not known yet: still starting"
-        raise DataDirInUse(
-            f"another referee (pid {pid}, {where}) is already using the data directory {data}; "
-            "stop it first, or give this one another --data-dir"
-        ) from None
+        raise in_use from None
     except BaseException:
         os.close(fd)
         raise
@@ -302,6 +296,36 @@ def lock_data_dir(data_dir: Path | str, *, leftover_timeout: float = 10.0) -> Da
         lock.release()
         raise
     return lock
+
+
+def data_dir_in_use(data_dir: Path | str) -> DataDirInUse | None:
+    """The DataDirInUse that lock_data_dir would raise now, if another referee holds the data directory's lock;
+    None if none does. Creates nothing (a directory or lock file that does not exist is in no one's use), and
+    holds nothing after it returns."""
+    data = Path(data_dir).resolve()
+    try:
+        fd = os.open(data / "referee.lock", os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _in_use(fd, data)
+    finally:
+        os.close(fd)  # (a lock taken here goes with it)
+    return None
+
+
+def _in_use(fd: int, data: Path) -> DataDirInUse:
+    """The error naming the referee whose lock ``fd`` (the data directory's referee.lock) records."""
+    holder = _read_lock(fd)
+    pid = holder.get("pid", "?")
+    port = holder.get("port")
+    where = f"port {port}" if port else "port not known yet: still starting"
+    return DataDirInUse(
+        f"another referee (pid {pid}, {where}) is already using the data directory {data}; "
+        "stop it first, or give this one another --data-dir"
+    )
 
 
 def _read_lock(fd: int) -> dict[str, int | str]:

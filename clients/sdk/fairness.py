@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,50 @@ def verify_record(record: Mapping[str, Any] | str | Path) -> Verified:
         seed = bytes.fromhex(seed_hex)
     except ValueError:
         raise FairnessError("unreadable", "the record's seed is not hex") from None
-    return verify_events(
+    verified = verify_events(
         str(record.get("game_id", "")), settings.get("options") or {}, str(settings.get("seed_commitment") or ""),
         seed, settings.get("preset_deals") or (), record.get("events") or (),
     )  # fmt: skip
+    _check_read_off(record, settings.get("options") or {}, seed, settings.get("preset_deals") or ())
+    return verified
+
+
+def _check_read_off(
+    record: Mapping[str, Any], options: Mapping[str, Any], seed: bytes, presets: Sequence[Mapping[str, Any]]
+) -> None:
+    """The record's ``deals`` and ``moves`` (docs/records.md: read off its events, which verify_events checked) are
+    what a reader of the JSON sees first: each deal must be the seed's (or the preset's) for the dealer its events
+    name (dealer, upcard, every seat's cards as a set, the stock when the record has it), and the moves those its
+    events say."""
+    from clients.sdk.records import moves_from_events  # (records imports this module)
+
+    events = record.get("events") or ()
+    try:
+        rules = engine.Rules.from_dict(dict(options))
+        preset = tuple(_deal(d) for d in presets)
+        dealers = {int(e["hand_no"]): int(e["dealer"]) for e in events if e.get("kind") == "hand_started"}
+        deals = record.get("deals")
+        if deals is not None and len(deals) != len(dealers):
+            raise FairnessError("deal", f"the record has {len(deals)} deal(s), its events {len(dealers)}")
+        for i, d in enumerate(deals or ()):
+            number = int(d["hand_no"])
+            where = f"the record's deals[{i}] (hand {number})"
+            if number not in dealers:
+                raise FairnessError("deal", f"{where}: no such hand in its events")
+            dealer = dealers[number]
+            deal = preset[number] if number < len(preset) else engine.seeded_deal(rules, dealer, seed, number)
+            if int(d["dealer"]) != dealer or engine.parse_card(d["upcard"]) != deal.upcard:
+                raise FairnessError("deal", f"{where}: its dealer or upcard is not the seed's")
+            hands = [sorted(engine.parse_cards(h)) for h in d["hands"]]
+            if hands != [sorted(h) for h in deal.hands]:
+                raise FairnessError("deal", f"{where}: a seat's cards are not the seed's")
+            if d.get("stock") is not None and tuple(engine.parse_cards(d["stock"])) != deal.stock:
+                raise FairnessError("deal", f"{where}: its stock is not the seed's")
+        moves = record.get("moves")
+        if moves is not None:
+            for i, (kept, said) in enumerate(zip_longest(moves, moves_from_events(events))):
+                if kept != said:
+                    what = f"{said['move']!r} by seat {said['seat']} at version {said['version']}" if said else "none"
+                    raise FairnessError("moves", f"the record's moves[{i}] is not the move its events say: {what}")
+    except (engine.RuleError, KeyError, TypeError, ValueError) as exc:
+        raise FairnessError("malformed", f"the record's deals or moves could not be read: {exc}") from None

@@ -170,3 +170,42 @@ def test_a_record_written_by_save_record_verifies_and_replays_its_resign(
     assert record["settings"]["seed_commitment"] and record["settings"]["seed"]
     assert record["moves"][-1]["move"] == "resign" and record["moves"][-1]["seat"] == 0
     assert referee_cli(["verify", str(path)]) == 0, capsys.readouterr()
+
+
+def test_a_saved_record_whose_deals_or_moves_are_not_its_events_fails(
+    referee_server: ServerThread, client: Client, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record's ``deals`` and ``moves`` (docs/records.md: read off its events) are what a reader of the JSON sees
+    first: `rummy-referee verify` checks them too. Each deal must be the seed's (dealer, upcard, every seat's
+    cards, the stock when the record has it), and the moves those its events say."""
+    from clients.sdk.records import load_record, save_record
+
+    game = client.create("gin", ("Ann", "Bob"), options={"target_score": pb.OptionValue(int_value=1)})
+    _finish(client, game)
+    with RefereeClient(referee_server.address) as sdk:
+        save_record(sdk, game.game_id, tmp_path / "saved.json", token=game.tokens[0])
+    record = load_record(tmp_path / "saved.json")
+    assert record["deals"][0]["stock"] and record["moves"]
+    code, out = _verify_file(tmp_path, record, capsys)
+    assert code == 0 and "verified" in out, out
+
+    swapped = copy.deepcopy(record)  # one card of seat 0 traded for one of seat 1, in the deal only
+    hands = swapped["deals"][0]["hands"]
+    hands[0][0], hands[1][0] = hands[1][0], hands[0][0]
+    code, out = _verify_file(tmp_path, swapped, capsys)
+    assert code == 1 and "FAILED: deal" in out and "deals[0]" in out, out
+
+    stock = copy.deepcopy(record)  # the upcard traded for the stock's bottom card
+    deal = stock["deals"][0]
+    deal["upcard"], deal["stock"][0] = deal["stock"][0], deal["upcard"]
+    code, out = _verify_file(tmp_path, stock, capsys)
+    assert code == 1 and "FAILED: deal" in out and "deals[0]" in out, out
+
+    reordered = copy.deepcopy(record)  # the deal's hands in another order are the same deal
+    reordered["deals"][0]["hands"][0].reverse()
+    assert _verify_file(tmp_path, reordered, capsys)[0] == 0
+
+    moved = copy.deepcopy(record)
+    moved["moves"][0]["move"] = "draw discard" if moved["moves"][0]["move"] != "draw discard" else "draw stock"
+    code, out = _verify_file(tmp_path, moved, capsys)
+    assert code == 1 and "FAILED: moves" in out and "moves[0]" in out, out

@@ -4,6 +4,7 @@ carries the game's id and no card."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -15,6 +16,7 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -23,9 +25,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from clients.referee_proc import RefereeProcess
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.logs import JsonFormatter, call_context, configure
-from server.metrics import Metrics
+from server.metrics import Metrics, ObserveInterceptor
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import Client, Game, ServerThread, bot_move, expect_error, md, move_from_text
+from tests.server.refkit import wait_for as wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBMIT = "rummy.v1.RefereeService/SubmitMove"
@@ -354,3 +357,93 @@ def test_house_bot_seats_are_counted(private_redis: RedisProcess, tmp_path: Path
     finally:
         client.close()
         stop_serve(served.process)
+
+
+def test_a_stream_left_by_its_client_while_an_answer_is_sent_counts_as_cancelled() -> None:
+    """A client that goes away while the server is sending it a stream's message (a house bot or the SDK leaving
+    its watch at the match's end) is CANCELLED, not UNKNOWN: grpc.aio then closes the handler's generator at its
+    ``yield`` (GeneratorExit), which is no exception escaping a handler. The handler below never waits for
+    anything but the sending of its messages, so it is always at its ``yield`` when the client leaves."""
+    metrics = Metrics()
+    method = "/t.Streams/Forever"
+
+    async def forever(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> Any:
+        while True:
+            yield b"x" * 1024
+
+    def ident(data: bytes) -> bytes:
+        return data
+
+    handler = grpc.unary_stream_rpc_method_handler(forever, request_deserializer=ident, response_serializer=ident)
+
+    async def run() -> None:
+        server = grpc.aio.server(interceptors=[ObserveInterceptor(metrics)])
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("t.Streams", {"Forever": handler}),))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                call = channel.unary_stream(method, request_serializer=ident, response_deserializer=ident)(b"")
+                assert await call.read() == b"x" * 1024
+                call.cancel()
+
+            def counted() -> dict[str, float]:
+                body, _ = metrics.exposition(None)
+                return {s.labels["code"]: s.value for f in text_string_to_metric_families(body.decode())
+                        for s in f.samples if s.name == "rummy_rpc_handled_total"}  # fmt: skip
+
+            await asyncio.to_thread(wait_until, lambda: bool(counted()), "counted the stream")
+            assert counted() == {"CANCELLED": 1.0}
+        finally:
+            await server.stop(None)
+
+    asyncio.run(run())
+
+
+def test_calls_on_the_http_port_are_counted_as_on_the_grpc_port(redis_server: RedisProcess, tmp_path: Path) -> None:
+    """Connect (JSON) calls on the HTTP port count in the same series as gRPC's, by method and gRPC status name:
+    an accepted CreateGame, a GetGame without a token (UNAUTHENTICATED), a refused move (FAILED_PRECONDITION),
+    and a WatchGame stream while it is open and once it ends."""
+    process = RefereeProcess(
+        ["--port", "0", "--http-port", "0", "--redis-url", redis_server.url, "--metrics-port", "0", "--grace", "1",
+         "--no-bots"],
+        log=tmp_path / "stderr.log", copy_stdout=False,
+    ).start(60)  # fmt: skip
+    try:
+        url, metrics_url = f"http://{process.http_address}/rummy.v1.RefereeService/", f"http://{process.metrics_address}/metrics"
+
+        def post(method: str, body: dict[str, object], token: str | None = None) -> tuple[int, dict[str, Any]]:
+            headers = {"content-type": "application/json", **({"authorization": f"Bearer {token}"} if token else {})}
+            request = urllib.request.Request(url + method, json.dumps(body).encode(), headers)
+            try:
+                with urllib.request.urlopen(request, timeout=10) as reply:
+                    return reply.status, json.loads(reply.read())
+            except urllib.error.HTTPError as exc:
+                return exc.code, json.loads(exc.read())
+
+        def handled(method: str, code: str) -> float:
+            return value(scrape(metrics_url), "rummy_rpc_handled_total", method=f"rummy.v1.RefereeService/{method}",
+                         code=code)  # fmt: skip
+
+        status, game = post("CreateGame", {"profile": "gin", "seats": [{"displayName": "A"}, {"displayName": "B"}]})
+        assert status == 200
+        assert handled("CreateGame", "OK") == 1
+        assert value(scrape(metrics_url), "rummy_rpc_duration_seconds_count",
+                     method="rummy.v1.RefereeService/CreateGame") == 1  # fmt: skip
+        assert post("GetGame", {"gameId": game["gameId"]})[0] == 401
+        assert handled("GetGame", "UNAUTHENTICATED") == 1
+        idle = game["seatTokens"][0]["token"]  # the dealer's: seat 1 acts first
+        assert post("SubmitMove", {"gameId": game["gameId"], "move": {"drawStock": {}}}, idle)[0] == 400
+        assert handled("SubmitMove", "FAILED_PRECONDITION") == 1
+
+        body = json.dumps({"gameId": game["gameId"]}).encode()
+        headers = {"content-type": "application/connect+json", "authorization": f"Bearer {idle}"}
+        envelope = b"\0" + len(body).to_bytes(4, "big") + body  # a stream's request: one enveloped message
+        watch = urllib.request.Request(url + "WatchGame", envelope, headers)
+        with urllib.request.urlopen(watch, timeout=10) as stream:
+            assert stream.read(5)  # the snapshot's envelope has begun
+            assert wait_for(metrics_url, "rummy_rpc_streams_active", 1, method=WATCH) == 1
+        assert wait_for(metrics_url, "rummy_rpc_streams_active", 0, method=WATCH) == 0
+        assert wait_for(metrics_url, "rummy_rpc_handled_total", 1, method=WATCH, code="CANCELLED") == 1
+    finally:
+        process.stop(20)

@@ -124,7 +124,11 @@ def test_a_second_serve_on_the_same_data_dir_is_refused_and_the_first_is_untouch
     redis_pids = _redis_servers_in(data)
     assert redis_pids == [holder["redis_pid"]]
 
-    done = _refused("--port", "0", "--data-dir", str(data))  # what a second `make run` does
+    done = _refused("--port", "0", "--data-dir", str(data))
+    assert f"pid {first.process.pid}, port {first.port}" in done.stderr and str(data.resolve()) in done.stderr
+    # what a second `make run` does: the same data directory and the same port, which the first holds; the one
+    # line names the first referee, not only the taken port
+    done = _refused("--port", str(first.port), "--data-dir", str(data))
     assert f"pid {first.process.pid}, port {first.port}" in done.stderr and str(data.resolve()) in done.stderr
 
     assert _redis_servers_in(data) == redis_pids  # no second redis-server was started on its files

@@ -234,6 +234,8 @@ def test_gin_hand_started_in_the_lobby_against_a_house_bot_with_a_spectator_and_
     game = Game(game_id, {0: token}, spectator_token, rpb.CreateGameResponse(game_id=game_id))
     assert page.locator("#hand .card").count() == 10
     assert "bot" in page.locator(".seat[data-seat='1']").inner_text()
+    # the lobby's note names no one to join: the other seat is a house bot's, not open
+    assert f"game {game_id} created" in page.inner_text("#log") and "join" not in page.inner_text("#log")
     spectator, spec_capture, spec_errors = _page(browser, f"{server.http_url}/#game={game_id}&token={spectator_token}")
     spectator.wait_for_selector("body[data-role='SPECTATOR']")
     assert spectator.locator("#hand .card").count() == 0
@@ -324,6 +326,13 @@ def test_lobby_starts_a_game_with_a_clock_and_shows_a_refused_join_in_words(
     server: Referee, browser: Any, tmp_path: Path
 ) -> None:
     page, _capture, errors = _page(browser, f"{server.http_url}/")
+    # the join form, shorter than the new-game form beside it, keeps its fields and button at their own height
+    # (not stretched to fill the taller form's height)
+    join, start = page.locator("#join").bounding_box(), page.locator("#create").bounding_box()
+    game_field = page.locator("#join-game input[name=game]").bounding_box()
+    name_field = page.locator("#new-game input[name=name]").bounding_box()
+    assert join and start and game_field and name_field
+    assert join["height"] <= start["height"] + 1 and game_field["height"] <= name_field["height"] + 1
     page.fill("#join-game input[name=game]", "no-such-game")
     page.fill("#join-game input[name=token]", "not-a-token")
     page.click("#join")

@@ -564,7 +564,7 @@ $("new-game").onsubmit = async (e) => {
     const mine = created.seatTokens.find((t) => t.seat === 0)!;
     if (created.spectatorToken) document.body.dataset.spectatorToken = created.spectatorToken;
     await open(created.gameId, mine.token);
-    log(`game ${created.gameId} created; others join it by its id` +
+    log(`game ${created.gameId} created` + (bots ? "" : "; others join it by its id") +
       (created.spectatorToken ? `; spectator token ${created.spectatorToken}` : ""));
   } catch (err) {
     showLobbyError(refusal(err));
