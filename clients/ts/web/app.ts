@@ -30,7 +30,7 @@ const REASON_WORDS: Record<string, string> = {
   LAYOFF_REQUIRES_OWN_MELD: "Lay off only after you have a meld of your own on the table.",
   MELD_LIMIT_REACHED: "No more melds this turn.",
   MUST_DISCARD_TO_GO_OUT: "You must keep a card to discard to go out.",
-  WOULD_STRAND_TAKEN_CARD: "That would leave only the card you just took, which you cannot discard.",
+  WOULD_STRAND_TAKEN_CARD: "That would leave only the card you just took from the discard pile.",
   VERSION_MISMATCH: "The game moved on meanwhile: the table is shown as it is now.",
   OUT_OF_TIME: "Out of time: the referee has taken over this move.",
   INVALID_TIME_CONTROL: "A clock needs every seat filled from the start: play against house bots, or without a clock.",
