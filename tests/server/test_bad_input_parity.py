@@ -187,6 +187,11 @@ def _snapshot(r: redis.Redis, game_id: str) -> dict[bytes, object]:
 @pytest.fixture
 def bad_game(client: Client) -> tuple[Game, list[str]]:
     """A Gin game whose seat 1 acts first (phase draw), and that seat's hand."""
+    return seat_1_to_act(client)
+
+
+def seat_1_to_act(client: Client) -> tuple[Game, list[str]]:
+    """A new Gin game whose seat 1 acts first (phase draw), and that seat's hand."""
     game = client.create("gin", token=ORGANIZER, allow_spectators=True, seed=bytes(range(32)))
     view = client.view(game, game.tokens[1])
     if view.to_act != 1:  # the seed decides the dealer: make seat 1 the one to act
@@ -214,13 +219,9 @@ def test_bad_requests_over_grpc_get_the_reasons_they_got_before_and_change_nothi
 def test_bad_requests_over_http_get_the_reasons_they_got_before(web: ServerThread, protocol: str) -> None:
     client = Client(web.address)
     try:
-        game = client.create("gin", token=ORGANIZER, allow_spectators=True, seed=bytes(range(32)))
-        view = client.view(game, game.tokens[1])
-        if view.to_act != 1:
-            game.tokens = {0: game.tokens[1], 1: game.tokens[0]}
-            view = client.view(game, game.tokens[1])
+        game, hand = seat_1_to_act(client)
         with httpx.Client(base_url=web.http_url, timeout=60.0) as http:
-            for name, method, request, token, status, reason in _requests(game, list(view.hand)):
+            for name, method, request, token, status, reason in _requests(game, hand):
                 answer = call(http, protocol, method, request, _RESPONSES[method], token)
                 assert (answer.status, answer.reason) == (status, reason), (name, answer)
     finally:

@@ -17,7 +17,7 @@ from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-unty
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread
-from tests.server.test_bad_input_parity import _RESPONSES, _requests, _snapshot
+from tests.server.test_bad_input_parity import _RESPONSES, _requests, _snapshot, seat_1_to_act
 from tests.server.webkit import GRPC_CODES, PROTOCOLS, SERVICE, call, connect_error_answer, envelope, envelopes
 
 
@@ -323,20 +323,16 @@ def test_no_refusal_on_the_http_port_changes_the_game(web: ServerThread, http: h
     test_bad_input_parity, and those of the transport itself); then the same move, sent properly, is applied."""
     client = Client(web.address)
     try:
-        game = client.create("gin", token=ORGANIZER, allow_spectators=True, seed=bytes(range(32)))
-        view = client.view(game, game.tokens[1])
-        if view.to_act != 1:
-            game.tokens = {0: game.tokens[1], 1: game.tokens[0]}
-            view = client.view(game, game.tokens[1])
+        game, hand = seat_1_to_act(client)
         store = redis.Redis.from_url(web.redis_url)
         before = _snapshot(store, game.game_id)
         assert before
         for protocol in PROTOCOLS:
-            for name, method, request, token, status, _reason in _requests(game, list(view.hand)):
+            for name, method, request, token, status, _reason in _requests(game, hand):
                 answer = call(http, protocol, method, request, _RESPONSES[method], token)
                 assert answer.status == status, (protocol, name, answer)
                 assert _snapshot(store, game.game_id) == before, (protocol, name)
-        for name, path, headers, body in _http_refusals(game, list(view.hand)):
+        for name, path, headers, body in _http_refusals(game, hand):
             reply = http.post(f"/{SERVICE}/{path}", content=body, headers=headers)
             assert _refused(reply), (name, reply.headers, reply.content)
             assert _snapshot(store, game.game_id) == before, name

@@ -34,11 +34,14 @@ WATCH_CAP = 300  # --watches-per-address of this module's referee (the default, 
 
 @pytest.fixture(scope="module")
 def serve(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
-    log = Path(tmp_path_factory.mktemp("abuse")) / "stderr.log"
-    process = RefereeProcess(
-        ["--http-port", "0", "--redis-url", redis_server.url, "--no-bots", "--grace", "1",
-         "--watches-per-address", str(WATCH_CAP)], env=ENV, log=log, copy_stdout=False,
-    ).start(60)  # fmt: skip
+    yield from _referee(redis_server, tmp_path_factory, "abuse", "--watches-per-address", str(WATCH_CAP))
+
+
+def _referee(redis: RedisProcess, paths: pytest.TempPathFactory, name: str, *args: str) -> Iterator[RefereeProcess]:
+    """A `serve` process with its HTTP port, over ``redis``, with ``args`` more; stopped after."""
+    log = Path(paths.mktemp(name)) / "stderr.log"
+    process = RefereeProcess(["--http-port", "0", "--redis-url", redis.url, "--no-bots", "--grace", "1", *args],
+                             env=ENV, log=log, copy_stdout=False).start(60)  # fmt: skip
     try:
         yield process
     finally:
@@ -98,15 +101,7 @@ def test_deeply_nested_json_in_a_connect_get_is_malformed(serve: RefereeProcess)
 @pytest.fixture(scope="module")
 def impatient(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
     """A referee that gives a request 1 s to arrive whole."""
-    log = Path(tmp_path_factory.mktemp("impatient")) / "stderr.log"
-    process = RefereeProcess(
-        ["--http-port", "0", "--redis-url", redis_server.url, "--no-bots", "--grace", "1", "--http-read-timeout",
-         "1"], env=ENV, log=log, copy_stdout=False,
-    ).start(60)  # fmt: skip
-    try:
-        yield process
-    finally:
-        process.stop(20)
+    yield from _referee(redis_server, tmp_path_factory, "impatient", "--http-read-timeout", "1")
 
 
 def _closed_by_server(sock: socket.socket) -> bool:
