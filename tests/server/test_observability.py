@@ -26,7 +26,7 @@ from clients.referee_proc import RefereeProcess
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.logs import JsonFormatter, call_context, configure
 from server.metrics import Metrics, ObserveInterceptor
-from server.redis_launcher import RedisProcess
+from server.redis_launcher import RedisProcess, start_redis
 from tests.server.refkit import Client, Game, ServerThread, bot_move, expect_error, md, move_from_text
 from tests.server.refkit import wait_for as wait_until
 
@@ -63,8 +63,20 @@ def stop_serve(process: RefereeProcess) -> None:
 
 
 @pytest.fixture(scope="module")
-def served(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    served = start_serve(redis_server.url, tmp_path_factory.mktemp("observed"))
+def observed_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProcess]:
+    """A redis-server of this module's own: `serve` runs a bot host and a timeout firer, which over the session's
+    Redis played the house-bot seats and fired the timeouts that earlier tests left there (a CI run counted 18
+    commits for a game's 12 moves)."""
+    process = start_redis(tmp_path_factory.mktemp("observed-redis"), appendfsync="always")
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+@pytest.fixture(scope="module")
+def served(observed_redis: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    served = start_serve(observed_redis.url, tmp_path_factory.mktemp("observed"))
     try:
         yield served
     finally:
@@ -116,7 +128,7 @@ def finish(client: Client, game: Game, rng: random.Random, request_ids: str = ""
         pass
 
 
-def test_counters_follow_a_game(served: Served, redis_server: RedisProcess) -> None:
+def test_counters_follow_a_game(served: Served) -> None:
     rng = random.Random(13)
     before = scrape(served.metrics_url)
     client = Client(served.address)
@@ -179,11 +191,11 @@ def test_counters_follow_a_game(served: Served, redis_server: RedisProcess) -> N
         client.close()
 
 
-def test_conflicts_and_retries_are_counted(served: Served, redis_server: RedisProcess) -> None:
+def test_conflicts_and_retries_are_counted(served: Served, observed_redis: RedisProcess) -> None:
     """The subprocess holds the game's state after a move; another referee commits the next one; the subprocess's
     next move applies to its stale state, its commit finds another version (a conflict), it loads again (a
     retry) and refuses the move (NOT_YOUR_TURN)."""
-    other = ServerThread(redis_server.url)
+    other = ServerThread(observed_redis.url)
     client, elsewhere = Client(served.address), Client(other.address)
     try:
         game = client.create("gin")
