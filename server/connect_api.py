@@ -92,9 +92,6 @@ def malformed_request(what: str) -> ConnectError:
     return connect_error(BadRequest("MALFORMED_REQUEST", what))
 
 
-_malformed = malformed_request
-
-
 def _check_size(message: Message) -> None:
     size = message.ByteSize()
     if size > MAX_MESSAGE_BYTES:  # as gRPC refuses to send it: RESOURCE_EXHAUSTED, no ErrorInfo
@@ -117,7 +114,7 @@ class BinaryCodec:
         try:
             return message_class.FromString(bytes(data))
         except Exception:
-            raise _malformed(f"the request is not a valid {message_class.DESCRIPTOR.full_name}") from None
+            raise malformed_request(f"the request is not a valid {message_class.DESCRIPTOR.full_name}") from None
 
 
 def _native_classes() -> dict[str, type[PyMessage]]:
@@ -185,18 +182,17 @@ class JsonCodec:
             # orjson first: it refuses nesting over 1024 levels, where protobuf-py's reader recurses into arrays
             # without a bound (60,000 "[", a 120 KB body, overflowed the C stack: a SIGSEGV of the whole referee)
             value = orjson.loads(data) if data else {}
+            _one_field_each(value, message_class.DESCRIPTOR)
             if native is not None and name not in _ENUM_REQUESTS:
-                _one_field_each(value, message_class.DESCRIPTOR)
                 return message_class.FromString(message_from_json_value(native, value, ignore_unknown_fields=True)
                                                 .to_binary())  # fmt: skip
-            _one_field_each(value, message_class.DESCRIPTOR)
             message = message_class()
             json_format.ParseDict(value, message, ignore_unknown_fields=True)
             return message
         except Exception as exc:
             detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             what = f"the request is not a valid {message_class.DESCRIPTOR.full_name} in JSON: {detail}"
-            raise _malformed(what) from None
+            raise malformed_request(what) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +306,7 @@ def _answered(error: Exception) -> Exception:
     without details) with the MALFORMED_REQUEST reason, any other exception through ``connect_error``."""
     if isinstance(error, ConnectError):
         if error.code is Code.INVALID_ARGUMENT and not error.details:
-            return _malformed(error.message)
+            return malformed_request(error.message)
         return error
     if isinstance(error, HTTPError):  # 404, 405, 415: an HTTP status and no body, as the protocol has it
         return error
