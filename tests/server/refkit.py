@@ -197,6 +197,14 @@ GIN_KNOCK_DEAL = deal(0, [DEFENDER, KNOCKER], "QC", "2C")
 GIN_KNOCK_MOVES = ((1, "draw stock"), (1, "knock KC"), (0, "declare best"))
 
 
+def drawn_knock_game(client: Client) -> Game:
+    """A game of GIN_KNOCK_DEAL after its first move (seat 1 drew 2C; it is to discard, e.g. KC): the referee's
+    connections are open and it knows Redis's clock, so its next commit is sent at once (the fault tests')."""
+    game = client.create("gin", token=ORGANIZER, preset_deals=[GIN_KNOCK_DEAL])
+    assert client.move(game, game.tokens[1], move_from_text("draw stock")).version == 1
+    return game
+
+
 def wait_for(condition: Callable[[], bool], what: str, seconds: float = 30.0) -> None:
     """Wait until ``condition()`` holds; fail the test, saying it never did ``what``, after ``seconds``."""
     deadline = time.monotonic() + seconds

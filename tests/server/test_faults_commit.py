@@ -26,6 +26,7 @@ from tests.server.refkit import (
     ORGANIZER,
     Client,
     ServerThread,
+    drawn_knock_game,
     evalsha_calls,
     md,
     move_from_text,
@@ -49,9 +50,7 @@ def test_a_move_in_flight_while_redis_is_paused_is_never_applied_later(
     client = Client(fenced_server.address)
     direct = redis.Redis.from_url(private_redis.url)
     try:
-        game = client.create("gin", token=ORGANIZER, preset_deals=[GIN_KNOCK_DEAL])
-        # a first move: the referee's connections are open and it knows Redis's clock, so the next commit is sent
-        assert client.move(game, game.tokens[1], DRAW).version == 1
+        game = drawn_knock_game(client)
         request = rpb.SubmitMoveRequest(game_id=game.game_id, move=move_from_text("discard KC"), request_id="r1")
         calls_before = evalsha_calls(direct)
 

@@ -18,7 +18,16 @@ from server import errors
 from server.connect_api import CONNECT_CODES
 from server.redis_launcher import RedisProcess
 from server.store import game_key, log_key
-from tests.server.refkit import GIN_KNOCK_DEAL, ORGANIZER, Client, ServerThread, evalsha_calls, move_from_text, wait_for
+from tests.server.refkit import (
+    GIN_KNOCK_DEAL,
+    ORGANIZER,
+    Client,
+    ServerThread,
+    drawn_knock_game,
+    evalsha_calls,
+    move_from_text,
+    wait_for,
+)
 from tests.server.webkit import GRPC_CODES, SERVICE, envelope, envelopes
 
 DRAW = move_from_text("draw stock")
@@ -60,9 +69,7 @@ def test_a_move_over_http_answered_with_an_error_while_redis_is_paused_is_never_
     client = Client(web.address)
     direct = redis.Redis.from_url(private_redis.url)
     try:
-        game = client.create("gin", token=ORGANIZER, preset_deals=[GIN_KNOCK_DEAL])
-        # a first move: the referee's connections are open and it knows Redis's clock, so the next commit is sent
-        assert client.move(game, game.tokens[1], DRAW).version == 1
+        game = drawn_knock_game(client)
         request = rpb.SubmitMoveRequest(game_id=game.game_id, move=move_from_text("discard KC"), request_id="r1")
         calls_before = evalsha_calls(direct)
         with httpx.Client(base_url=web.http_url, timeout=60.0) as http:

@@ -30,6 +30,7 @@ from tests.server.refkit import (
     ORGANIZER,
     Client,
     ServerThread,
+    drawn_knock_game,
     expect_error,
     health_status,
     md,
@@ -202,8 +203,7 @@ def test_many_concurrent_resends_of_one_request_across_an_outage_get_one_answer_
     client = Client(referee.address)
     direct = redis.Redis.from_url(private_redis.url)
     try:
-        game = client.create("gin", token=ORGANIZER, preset_deals=[GIN_KNOCK_DEAL])
-        assert client.move(game, game.tokens[1], DRAW).version == 1
+        game = drawn_knock_game(client)
         request = rpb.SubmitMoveRequest(game_id=game.game_id, move=DISCARD, request_id="the-one")
         go = threading.Event()
         refusals: Counter[str] = Counter()
