@@ -17,12 +17,14 @@ from __future__ import annotations
 import base64
 import json
 import re
+import sys
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
 import httpx
+import pytest
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
@@ -587,3 +589,22 @@ def test_every_viewer_over_http_never_receives_a_hidden_card_through_a_knock(web
         http.close()
         client.close()
 
+
+# ------------------------------------------------------------------------------------------ tournament programs
+
+
+def test_a_tournament_program_is_not_handed_the_organizer_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entrant program (untrusted code playing one seat) must not inherit the organizer token that the
+    tournament reads from $RUMMY_ORGANIZER_TOKEN: with it, GetReplay shows every hand and the stock of a game in
+    progress (RULES.md 4; the organizer may see everything at any time)."""
+    from clients.tournament.entrants import ProgramBot
+
+    monkeypatch.setenv("RUMMY_ORGANIZER_TOKEN", "org-secret-of-the-tournament")
+    program = ("import os; print(os.environ.get('RUMMY_BOT_NAME'), os.environ.get('RUMMY_ORGANIZER_TOKEN', '-'),"
+               " flush=True); input()")
+    bot = ProgramBot("spy", [sys.executable, "-c", program], seed=1)
+    try:
+        seen = bot._lines.get(timeout=60)  # its first line (the reader thread's queue)
+    finally:
+        bot.close()
+    assert seen.split() == ["spy", "-"]  # its name, and no organizer token
