@@ -154,17 +154,23 @@ class Table:
                 )
                 v.got.message(self.version, "validate", checked)
 
-    def play(self, seat: int, move: str | pb.Move) -> rpb.SubmitMoveResponse:
-        """``seat`` plays ``move`` (engine text or a Move) after every viewer's probe; its answer is kept."""
+    def play(self, seat: int, move: str | None) -> rpb.SubmitMoveResponse | rpb.ResignResponse:
+        """``seat`` plays ``move`` (engine text; None: resigns) after every viewer's probe; its answer is kept."""
         self.probe()
-        message = move_from_text(move) if isinstance(move, str) else move
-        response = self.client.move(self.game, self.game.tokens[seat], message)
+        response: rpb.SubmitMoveResponse | rpb.ResignResponse
+        if move is None:
+            played: engine.Move = engine.Resign()
+            response = self.client.stub.Resign(rpb.ResignRequest(game_id=self.game.game_id),
+                                               metadata=md(self.game.tokens[seat]))  # fmt: skip
+        else:
+            played = engine.parse_move(move)
+            response = self.client.move(self.game, self.game.tokens[seat], move_from_text(move))
         mover = next(v for v in self.viewers if v.who == seat)
         for e in response.events:
             mover.got.message(e.version, f"answer event {e.kind}", e, e.index)
         mover.got.message(response.version, "answer view", _without_last_hand(response.view))
         before = self.state
-        self.state, events = engine.apply(self.state, seat, wire.move_from_proto(message))
+        self.state, events = engine.apply(self.state, seat, played)
         self.version += 1
         assert response.version == self.version
         if any(e.kind == "hand_ended" for e in events):
@@ -608,3 +614,62 @@ def test_a_tournament_program_is_not_handed_the_organizer_token(monkeypatch: pyt
     finally:
         bot.close()
     assert seen.split() == ["spy", "-"]  # its name, and no organizer token
+
+
+# ------------------------------------------------------------------------------------------------ Rummy
+
+
+# Rummy, dealer 0, seat 1 first: seat 1 melds AS 2S 3S at once (so the stock may be rebuilt), then both seats
+# draw from the stock and discard what they drew until the stock runs out and is rebuilt from the discard pile.
+RUMMY_DEAL = deal(0, ["KS QH JD TC 9S 8D 7C 6H 5D 4H", "AS 2S 3S 5C 9H JS 4D 8C KH 7S"], "QS")
+
+
+@pytest.mark.parametrize("restock", ["shuffle", "turn_over"])
+def test_rummy_restock_shows_no_one_the_new_stock(client: Client, restock: str) -> None:
+    """RULES.md 3 and 4: when the stock is rebuilt from the discard pile its order stays hidden (the restocked
+    event's stock is the referee's), each card drawn from it is the drawer's alone, and a refusal naming a card of
+    the stock or of the other hand says the same."""
+    game = client.create("rummy", token=ORGANIZER, preset_deals=[RUMMY_DEAL], seed=SEED, allow_spectators=True,
+                         options={"restock": pb.OptionValue(string_value=restock)},
+                         match=rpb.MatchSettings(max_hands=1))  # fmt: skip
+    table = Table(client, game, _rules(game), [RUMMY_DEAL])
+    drawn = table.state.stock[-1]
+    table.play(1, "draw stock")
+    table.play(1, "meld AS 2S 3S")
+    assert_no_side_channel(table, 1, ["discard {}", "layoff {} 0", "meld {} 5C 9H"])
+    rebuilt_at = None
+    while table.state.phase != "match_over":
+        seat = table.state.to_act
+        if rebuilt_at is None and table.state.restocks:
+            rebuilt_at = table.version
+            assert_no_side_channel(table, seat, ["discard {}"])
+        if restock == "shuffle" and rebuilt_at is not None and table.version >= rebuilt_at + 5:
+            table.play(1 - seat, None)  # resigns (not on its turn): every hand face up, the stock never
+        elif table.state.phase == "draw":
+            table.play(seat, "draw stock")
+            drawn = next(iter(engine.cards_of(table.state.hands[seat] & ~table.states[table.version - 1].hands[seat])))
+        else:
+            table.play(seat, f"discard {engine.card_text(drawn)}")
+    assert rebuilt_at is not None and table.state.restocks >= 1
+    assert table.state.last_hand is not None
+    assert table.state.last_hand["reason"] == ("resigned" if restock == "shuffle" else "stalled")
+    assert table.finish() > 500
+
+
+# Take or pass: seat 1 passes the upcard QC, seat 0 takes it (everyone saw it) and discards KC; seat 1 draws JD
+# from the stock and goes big gin: AS 2S 3S, 4H 5H 6H, 7D 8D 9D TD JD.
+BIG_GIN_DEAL = deal(0, ["4S 7H JS QS KS 5C 5D 9C 8C KC", "AS 2S 3S 4H 5H 6H 7D 8D 9D TD"], "QC", "JD")
+
+
+def test_take_or_pass_and_big_gin_show_only_the_upcard_the_taken_card_and_the_melds(client: Client) -> None:
+    game, table = _gin(client, [BIG_GIN_DEAL], options={
+        "first_upcard_rule": pb.OptionValue(string_value="take_or_pass")})  # fmt: skip
+    table.play(1, "pass")
+    table.play(0, "draw discard")
+    assert list(client.view(game, game.tokens[1]).seats[0].known_cards) == ["QC"]
+    assert_no_side_channel(table, 0, ["discard {}", "knock {}"])
+    table.play(0, "discard KC")
+    table.play(1, "draw stock")
+    table.play(1, "big_gin")
+    assert table.state.phase == "match_over"
+    assert table.finish() > 30
