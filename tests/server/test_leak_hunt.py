@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import re
 import sys
 import threading
-from collections.abc import Iterable, Sequence
+import urllib.request
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import grpc
 import httpx
@@ -39,15 +42,18 @@ from tests.server.refkit import (
     ORGANIZER,
     Client,
     Game,
+    bot_move,
     deal,
     expect_error,
     md,
     move_from_text,
     reason_of,
+    wait_for,
 )
 from tests.server.test_hidden_info import visible
 
 ALL = frozenset(range(52))
+ALL_TEXTS = [engine.card_text(c) for c in range(52)]
 SEED = bytes(range(7, 39))
 # a card standing alone: not inside an id or token (URL-safe base64: A-Z a-z 0-9 _ -)
 _CARD = re.compile(r"(?<![A-Za-z0-9_-])(10|[A2-9TJQK])([SHDC])(?![A-Za-z0-9_-])")
@@ -673,3 +679,73 @@ def test_take_or_pass_and_big_gin_show_only_the_upcard_the_taken_card_and_the_me
     table.play(1, "big_gin")
     assert table.state.phase == "match_over"
     assert table.finish() > 30
+
+
+# ------------------------------------------------------------------------------------------- logs and metrics
+
+
+def test_logs_and_metrics_of_refused_moves_and_a_house_bot_game_carry_no_card(private_redis: object,
+                                                                             tmp_path: Path) -> None:  # fmt: skip
+    """`serve --log-format json --metrics-port 0` with its bot host: a seat plays a house bot to the end, naming
+    hidden cards in refused moves (a stock card, the bot's cards) and in malformed requests on the way; neither
+    the JSON log nor /metrics ever holds a card."""
+    from tests.server.test_observability import start_serve, stop_serve
+
+    served = start_serve(private_redis.url, tmp_path)  # type: ignore[attr-defined]
+    client = Client(served.address)
+    try:
+        created = client.stub.CreateGame(rpb.CreateGameRequest(
+            profile="gin", seats=[pb.SeatSpec(display_name="Ann"), pb.SeatSpec(bot="gin")],
+            match=rpb.MatchSettings(target_score=1)))  # fmt: skip
+        game = Game(created.game_id, {0: created.seat_tokens[0].token}, "", created)
+        raw = client.channel.unary_unary("/rummy.v1.RefereeService/SubmitMove")
+        rng = random.Random(3)
+        refused = 0
+        while True:
+            view = client.view(game, game.tokens[0])
+            if not view.HasField("to_act"):
+                break
+            if view.to_act != 0:
+                wait_for(lambda: _seat_0_may_move(client, game), "the house bot moved")
+                continue
+            mine = set(view.hand) | set(view.discard_pile)
+            for card in [c for c in ALL_TEXTS if c not in mine][:2]:
+                try:
+                    client.move(game, game.tokens[0], move_from_text(f"discard {card}"), request_id=f"r{refused}")
+                except grpc.RpcError:
+                    refused += 1
+            with expect_error(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_REQUEST"):  # expected_version: "KC"
+                raw(rpb.SubmitMoveRequest(game_id=game.game_id).SerializeToString() + b"\x1a\x02KC",
+                    metadata=md(game.tokens[0]))  # fmt: skip
+            client.move(game, game.tokens[0], bot_move(view, rng), request_id=f"m{view.version}")
+        assert refused > 4
+        with urllib.request.urlopen(served.metrics_url, timeout=10) as reply:
+            metrics = reply.read().decode()
+    finally:
+        client.close()
+        stop_serve(served.process)
+    assert "rummy_moves_total" in metrics
+    assert not cards_in(metrics), sorted(cards_in(metrics))
+    lines = [json.loads(line) for line in served.log.read_text().splitlines() if line.strip()]
+    assert any(line.get("game_id") == game.game_id for line in lines)
+    for line in lines:
+        for text in _strings(line):
+            assert not cards_in(text), f"a card in the log: {line}"
+
+
+def _seat_0_may_move(client: Client, game: Game) -> bool:
+    view = client.view(game, game.tokens[0])
+    return not view.HasField("to_act") or view.to_act == 0
+
+
+def _strings(value: object) -> Iterator[str]:
+    """Every string in parsed JSON, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
