@@ -749,3 +749,26 @@ def _strings(value: object) -> Iterator[str]:
     elif isinstance(value, list):
         for v in value:
             yield from _strings(v)
+
+
+def test_connect_get_answers_are_never_stored_by_a_cache(web: object) -> None:
+    """A Connect GET of GetGame is one URL for every token (the token is a header), and its answer holds the
+    caller's hand: it says that no cache may keep it (``no-store``) and that it varies with the Authorization
+    header, so that no browser or proxy cache hands seat 0's hand to seat 1 (RULES.md 4)."""
+    from tests.server.webkit import SERVICE
+
+    client = Client(web.address)  # type: ignore[attr-defined]
+    try:
+        game = client.create("gin", token=ORGANIZER, preset_deals=[GIN_KNOCK_DEAL])
+        query = json_format.MessageToJson(rpb.GetGameRequest(game_id=game.game_id), indent=None)
+        with httpx.Client(base_url=web.http_url, timeout=60.0) as http:  # type: ignore[attr-defined]
+            for method in ("GetGame", "GetReplay"):
+                reply = http.get(f"/{SERVICE}/{method}", params={"connect": "v1", "encoding": "json", "message": query},
+                                 headers={"authorization": f"Bearer {game.tokens[0]}"})  # fmt: skip
+                assert reply.status_code == (200 if method == "GetGame" else 403), reply.text
+                assert "no-store" in reply.headers.get("cache-control", ""), (method, reply.headers)
+                assert "authorization" in reply.headers.get("vary", "").lower(), (method, reply.headers)
+            assert "4S" in http.get(f"/{SERVICE}/GetGame", params={"connect": "v1", "encoding": "json",
+                                    "message": query}, headers={"authorization": f"Bearer {game.tokens[0]}"}).text
+    finally:
+        client.close()
