@@ -129,7 +129,24 @@ class Router:
             elif key == b"content-type" and value.startswith(_CONNECT_STREAM):
                 await connect_stream(app, scope, receive, send, value.partition(b";")[0].strip())
                 return
+        if scope["method"] == "GET":
+            await app(scope, receive, _uncached(send))
+            return
         await app(scope, receive, send)
+
+
+#: A Connect GET answer is one URL for every caller (the token is a header) and holds the caller's view, its
+#: hand: no cache may keep it, nor hand it to another token (RULES.md section 4).
+_UNCACHED = ((b"cache-control", b"private, no-store"), (b"vary", b"Authorization"))
+
+
+def _uncached(send: Send) -> Send:
+    async def send_uncached(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), *_UNCACHED]}
+        await send(message)
+
+    return send_uncached
 
 
 def connect_stream(app: ASGIApp, scope: Scope, receive: Receive, send: Send, content_type: bytes) -> Awaitable[None]:

@@ -8,7 +8,8 @@ The program protocol (one process per seat of each game; UTF-8, one JSON object 
 
 - The program is started when the game is created, with ``RUMMY_BOT_SEED`` (a decimal seed, the same in every
   run of the tournament: use it to make the program's own choices repeatable) and ``RUMMY_BOT_NAME`` in its
-  environment. Its stderr is appended to ``logs/NAME.log`` in the output directory.
+  environment (the tournament's environment otherwise, without ``RUMMY_ORGANIZER_TOKEN``). Its stderr is appended
+  to ``logs/NAME.log`` in the output directory.
 - Whenever its seat must move, it receives one line ``{"view": VIEW, "rules": RULES, "legal": [MOVE, ...]}``:
   VIEW is what the seat may see (``clients.view.View.to_dict()``: game, viewer, phase, to_act, dealer, hand,
   hand_sizes, known_cards, melds, discard_pile, stock_size, taken_card, scores, turns, and in Gin upcard,
@@ -47,6 +48,8 @@ from clients.view import View
 PROGRAM_PREFIX = "cmd:"
 #: The longest answer line read from a program (a move text is a few dozen characters).
 MAX_ANSWER = 64 * 1024
+#: What a program's environment never holds of the tournament's (the organizer token: clients/tournament/cli.py).
+SECRET_ENVIRONMENT = frozenset({"RUMMY_ORGANIZER_TOKEN"})
 #: Seconds a program's first answer may take on top of the move timeout: its start-up (an interpreter loading).
 STARTUP_GRACE = 10.0
 
@@ -155,7 +158,10 @@ class ProgramBot:
         self._asked = False  # a request was sent
         #: Requests answered with a move (0 after a forfeit: the program never spoke the protocol).
         self.moves_answered = 0
-        env = {**os.environ, "RUMMY_BOT_SEED": str(seed), "RUMMY_BOT_NAME": name}
+        # never the organizer token the tournament may have read from its environment: with it a program could
+        # read its own game's replay, every hand and the stock, at any time (RULES.md section 4)
+        env = {k: v for k, v in os.environ.items() if k not in SECRET_ENVIRONMENT}
+        env.update(RUMMY_BOT_SEED=str(seed), RUMMY_BOT_NAME=name)
         stderr: IO[bytes] | int = subprocess.DEVNULL
         try:
             if log is not None:
