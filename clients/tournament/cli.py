@@ -112,7 +112,7 @@ def _config(args: argparse.Namespace, previous: Config | None) -> tuple[Config, 
                 raise ConfigError(f"--resume: no tournament journal in {args.out} (name the entrants to start one)")
             raise ConfigError("name at least two entrants (e.g. random gin)")
         fields.setdefault("profile", "gin")
-        fields.setdefault("seed", secrets.token_hex(6))
+        fields.setdefault("seed", secrets.token_hex(16))  # 128 bits: no entrant can search them
         if "players" not in fields:
             try:
                 fields["players"] = engine.rules_from_profile(fields["profile"]).players

@@ -483,3 +483,14 @@ def test_the_readme_tournament_command_plays_and_saves_the_game_it_replays(
     replay_line = next(line for line in readme.splitlines() if "rummy replay results/games/" in line)
     record = replay_line.split("rummy replay results/", 1)[1].split()[0].rstrip("`")
     assert load_record(tmp_path / "results" / record)["meta"]["tournament_game"] == "0:random|gin"
+
+
+def test_the_default_seed_is_too_long_to_guess() -> None:
+    """Every deal derives from the tournament's seed, and each entrant program is handed a bot seed derived from it
+    (SHA-256): a default seed short enough to search would give an entrant the stock and every hand. 128 random
+    bits, and a fresh one each time."""
+    from clients.tournament.cli import _config, _parser
+
+    seeds = {_config(_parser().parse_args(["a=random", "b=random"]), None)[0].seed for _ in range(3)}
+    assert len(seeds) == 3
+    assert all(len(seed) == 32 and int(seed, 16) >= 0 for seed in seeds), seeds
