@@ -136,7 +136,10 @@ def status_name(exc: BaseException) -> str:
 
 
 def describe(exc: BaseException) -> str:
-    """``exc`` for a log line: its text, or its type's name when it has none (a timeout's ``TimeoutError()``)."""
+    """``exc`` for a log line: its text, or its type's name when it has none (a timeout's ``TimeoutError()``); an
+    engine error by its type and reason code alone (its text may name a card: logs never carry one)."""
+    if isinstance(exc, engine.RuleError):
+        return f"{type(exc).__name__} {exc.code}"
     return str(exc) or type(exc).__name__
 
 

@@ -222,3 +222,14 @@ def test_no_status_is_unknown_for_a_garbage_move(client: Client, game: Game) -> 
         with pytest.raises(grpc.RpcError) as caught:
             client.move(game, game.tokens[1], move)
         assert caught.value.code() in (C.INVALID_ARGUMENT, C.FAILED_PRECONDITION), caught.value.details()
+
+
+def test_a_log_line_names_an_engine_error_by_its_code_never_its_text() -> None:
+    """The background loops log what stopped them with ``errors.describe``; an engine error's text may name a card
+    (RULES.md section 4: logs never carry one), so it is logged by its type and reason code."""
+    from engine.errors import IllegalMoveError
+    from server.errors import describe
+
+    text = describe(IllegalMoveError("CARD_NOT_IN_HAND", "7H is not in the hand of seat 1"))
+    assert text == "IllegalMoveError CARD_NOT_IN_HAND" and "7H" not in text
+    assert describe(TimeoutError()) == "TimeoutError" and describe(OSError("refused")) == "refused"
