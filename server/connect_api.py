@@ -105,7 +105,7 @@ class BinaryCodec:
         return "proto"
 
     def encode(self, message: Message) -> bytes:
-        data = message.SerializeToString()
+        data = wire.encode(message)  # deterministic, as on the gRPC port: equal answers are equal bytes
         if len(data) > MAX_MESSAGE_BYTES:
             _check_size(message)
         return data
@@ -171,7 +171,7 @@ class JsonCodec:
         if native is None:
             _check_size(message)
             return orjson.dumps(json_format.MessageToDict(message))
-        data = message.SerializeToString()
+        data = wire.encode(message)  # deterministic: the JSON lists a Struct's and a map's entries in key order
         if len(data) > MAX_MESSAGE_BYTES:
             _check_size(message)
         return native.from_binary(data).to_json().encode()
