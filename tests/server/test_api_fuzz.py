@@ -347,7 +347,11 @@ class ApiMachine(RuleBasedStateMachine):
                 st.booleans(), label="reuse a refused id") else self.fresh_id()  # fmt: skip
         if data.draw(st.booleans(), label="with expected_version"):
             request.expected_version = self.version
-        extra = {"someFutureField": 1} if transport in JSON_TRANSPORTS and data.draw(st.booleans()) else None
+        extra: dict[str, Any] | None = None
+        if transport in JSON_TRANSPORTS and data.draw(st.booleans(), label="unknown field"):
+            extra = {"someFutureField": 1}  # ignored: a newer client's field
+        if transport in JSON_TRANSPORTS and request.HasField("expected_version") and data.draw(st.booleans()):
+            extra = {**(extra or {}), "expectedVersion": str(self.version)}  # ProtoJSON: a uint64 may be a string
         answer = self.wire.send(transport, body_of(transport, request, extra), bearer(self.g.tokens[seat]))
         assert answer.code == C.OK, f"legal {request} over {transport}: {answer.code} {answer.reason} {answer.detail}"
         assert answer.response is not None
@@ -681,6 +685,40 @@ class ApiMachine(RuleBasedStateMachine):
         raw = body if isinstance(body, bytes) else body.encode()
         self.refused(transport, raw, bearer(self.g.tokens[seat]), f"JSON {raw[:120]!r}",
                      (C.INVALID_ARGUMENT, "MALFORMED_REQUEST"))  # fmt: skip
+
+    @rule(data=st.data(), transport=st.sampled_from(("grpc", "connect-json")),
+          kind=st.sampled_from(("reused request_id", "spectator", "no token", "other game")))
+    def resign_refused(self, data: st.DataObject, transport: str, kind: str) -> None:
+        """Resign goes through the same checks and commit as a move: a seat's request_id of an accepted move is
+        no key for its resignation, and a token that holds no seat cannot resign."""
+        assert self.other is not None
+        request = rpb.ResignRequest(game_id=self.g.game_id, request_id=self.fresh_id())
+        token: str | None = self.g.tokens[0]
+        expect: tuple[C, str] = (C.FAILED_PRECONDITION, "IDEMPOTENCY_KEY_REUSED")
+        if kind == "reused request_id":
+            if not self.accepted:
+                return
+            sent = data.draw(st.sampled_from(self.accepted))
+            token, request.request_id = sent.token, sent.request.request_id
+        elif kind == "spectator":
+            token, expect = self.g.spectator, (C.PERMISSION_DENIED, "SPECTATOR")
+        elif kind == "no token":
+            token, expect = None, (C.UNAUTHENTICATED, "MISSING_TOKEN")
+        else:
+            token, expect = self.other.tokens[0], (C.UNAUTHENTICATED, "BAD_TOKEN")
+        before = self.snap()
+        if transport == "grpc":
+            try:
+                self.client.stub.Resign(request, metadata=md(token), timeout=60)
+                got: tuple[C, str | None] = (C.OK, None)
+            except grpc.RpcError as exc:
+                got = (exc.code(), reason_of(exc))
+        else:
+            answer = webkit.call(self.wire.http, "connect-json", "Resign", request, rpb.ResignResponse, token)
+            got = (C[answer.status], answer.reason)
+        assert got == expect, f"Resign ({kind}) over {transport}: {got}"
+        assert_unchanged(before, self.snap(), f"Resign ({kind}) over {transport}")
+        self.counted(f"resign refused {got[1]}")
 
     @rule(data=st.data(), transport=st.sampled_from(TRANSPORTS))
     def too_large(self, data: st.DataObject, transport: str) -> None:
