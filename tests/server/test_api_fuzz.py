@@ -298,7 +298,7 @@ class ApiMachine(RuleBasedStateMachine):
                 assert answer.reason == reasons, f"{where}: expected {reasons}, got {answer.reason}: {answer.detail}"
             elif reasons is not None:
                 assert answer.reason in reasons, f"{where}: expected one of {reasons}, got {answer.reason}"
-        assert len(answer.detail) <= 400 or transport != "grpc", f"{where}: a status message of {len(answer.detail)}"
+        assert len(answer.detail) <= 400, f"{where}: a status message of {len(answer.detail)} characters"
         assert_unchanged(before, self.snap(), where)
         self.counted(f"refused {answer.reason}")
         self.counted(f"refused over {transport}")
