@@ -413,9 +413,9 @@ class ApiMachine(RuleBasedStateMachine):
         assert again.SerializeToString(deterministic=True) == first.SerializeToString(deterministic=True), (
             f"{where} (the game at {self.version}): another answer:\n{again}\nagainst\n{first}"
         )
-        binary = ("grpc", "connect-proto")
-        if transport in binary and sent.transport in binary:  # the bytes on the wire (README: byte for byte)
-            assert answer.raw == sent.answer.raw, where
+        for same in (("grpc", "connect-proto"), JSON_TRANSPORTS):  # the bytes on the wire (README: byte for byte)
+            if transport in same and sent.transport in same:
+                assert answer.raw == sent.answer.raw, f"{where}: {answer.raw[:300]!r} against {sent.answer.raw[:300]!r}"
         assert_unchanged(before, self.snap(), where)
         self.counted("resent" if first.version == self.version else "resent after the game moved on")
 
