@@ -38,7 +38,7 @@ from protobuf.wkt import Any as AnyDetail
 
 from rummy_pb.rummy.v1 import game_pb, referee_connect, referee_pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from server import codec, deadlines, errors
+from server import codec, deadlines, errors, wire
 from server.errors import BadRequest
 from server.grpc_api import MAX_MESSAGE_BYTES
 from server.service import Referee
@@ -105,14 +105,15 @@ class BinaryCodec:
         return "proto"
 
     def encode(self, message: Message) -> bytes:
-        data = message.SerializeToString()
+        data = wire.encode(message)  # deterministic, as on the gRPC port: equal answers are equal bytes
         if len(data) > MAX_MESSAGE_BYTES:
             _check_size(message)
         return data
 
     def decode(self, data: bytes | bytearray, message_class: type[M]) -> M:
-        try:
-            return message_class.FromString(bytes(data))
+        try:  # as the gRPC port's handlers: a known field with a wire type not its own is no absent field
+            result: M = wire.parse(message_class, bytes(data))
+            return result
         except Exception:
             raise malformed_request(f"the request is not a valid {message_class.DESCRIPTOR.full_name}") from None
 
@@ -170,7 +171,7 @@ class JsonCodec:
         if native is None:
             _check_size(message)
             return orjson.dumps(json_format.MessageToDict(message))
-        data = message.SerializeToString()
+        data = wire.encode(message)  # deterministic: the JSON lists a Struct's and a map's entries in key order
         if len(data) > MAX_MESSAGE_BYTES:
             _check_size(message)
         return native.from_binary(data).to_json().encode()

@@ -88,7 +88,7 @@ def _ends_hand(entry: LogEntry) -> bool:
     return any(e.get("kind") == "hand_ended" for e in entry.events)
 
 
-def _clock_of(entry: LogEntry, clock: dict[str, Any]) -> dict[str, Any]:
+def clock_of(entry: LogEntry, clock: dict[str, Any]) -> dict[str, Any]:
     """The view's clock fields (``clocks``, ``deadline_ms``) after ``entry``, from its clock events (the clock tail
     of a game with a time control), else ``clock`` (the fields after the entry before it)."""
     for e in reversed(entry.events):
@@ -146,7 +146,7 @@ class DelayedStates:
                 break
             if entry.version > known.version:
                 state, _ = engine.apply(state, entry.seat, engine.move_from_dict(entry.move or {}))
-            clock = _clock_of(entry, clock)
+            clock = clock_of(entry, clock)
         rebuilt = _Rebuilt(target, state, max(known.scanned, version), last_hand_end, clock)
         self._remember(game_id, rebuilt)
         return target, last_hand_end, state, clock

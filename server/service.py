@@ -43,7 +43,7 @@ from server.cache import (
     seats_at,
 )
 from server.clocks import parse_clock, view_fields
-from server.delay import NO_DELAY, DelayedStates, SpectatorDelay, hold_back
+from server.delay import NO_DELAY, DelayedStates, SpectatorDelay, clock_of, hold_back
 from server.errors import (
     BadRequest,
     GameNotFound,
@@ -689,19 +689,22 @@ class Referee:
         wanted = orjson.dumps(engine.move_to_dict(move), option=orjson.OPT_SORT_KEYS)
         if entry.seat != seat or orjson.dumps(entry.move, option=orjson.OPT_SORT_KEYS) != wanted:
             raise NotAllowedNow("IDEMPOTENCY_KEY_REUSED", "this request_id was already used for another move")
+        clock: Mapping[str, Any] | None = None  # the game's own: its clock is still the one this move left
         if at_version:
             state = self._states.get(latest)
         else:
             state = initial_state(latest.config)
             for e in entries:
                 state, _ = engine.apply(state, e.seat, engine.move_from_dict(e.move or {}))
+            if latest.clock:  # the clock as this move left it, from its entry's clock events, not the clock now
+                clock = clock_of(entry, {})
         return MoveOutcome(
             version,
             [
                 {**engine.event_for(engine.Event.from_dict(e), seat), "version": version, "index": i}
                 for i, e in enumerate(entry.events, 1)
             ],
-            self._view(latest, state, version, seat, engine.Role.SEAT, seats_at(latest.meta, version)),
+            self._view(latest, state, version, seat, engine.Role.SEAT, seats_at(latest.meta, version), clock),
         )
 
     async def watch(

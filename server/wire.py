@@ -113,22 +113,26 @@ def _plain(message: Message, data: bytes) -> bool:
         return False
 
 
-def _decoder(message_class: Any, method: str) -> Callable[[bytes], Any]:
-    parse = message_class.FromString
+def parse(message_class: Any, data: bytes) -> Any:
+    """The message of ``message_class`` that ``data`` encodes; ValueError when a known field came with a wire type
+    not its own (protobuf would read it as absent), DecodeError (or whatever the parser raises on hostile bytes)
+    when ``data`` is no message. Every transport's binary decoding (this module's handlers, the HTTP port's)."""
+    message = message_class.FromString(data)
+    if _plain(message, data):
+        return message
+    message = message_class.FromString(data)  # with its unknown fields again
+    if _misread(message):
+        raise _WRONG_WIRE_TYPE
+    return message
 
+
+def _decoder(message_class: Any, method: str) -> Callable[[bytes], Any]:
     def decode(data: bytes) -> Any:
         try:
-            message = parse(data)
-            if _plain(message, data):
-                return message
-            message = parse(data)  # with its unknown fields again
-            if not _misread(message):
-                return message
-            exc: Exception = _WRONG_WIRE_TYPE
-        except Exception as error:  # DecodeError; anything else a parser may raise on hostile bytes
-            exc = error
-        MALFORMED_LOG.note(method, exc)
-        return Malformed(method)
+            return parse(message_class, data)
+        except Exception as exc:  # DecodeError, the wrong wire type; anything else a parser may raise on hostile bytes
+            MALFORMED_LOG.note(method, exc)
+            return Malformed(method)
 
     return decode
 
