@@ -229,10 +229,14 @@ class GinModel:
         held = self.hands[self.to_act]
         return bool(held >> card & 1) and (card != self.taken or self.rules.discard_taken_card_allowed)
 
+    def can_knock_discard(self, card: int) -> bool:
+        """The card may be discarded with a knock (after taking the fiftieth card: not that card)."""
+        return self.can_discard(card) and not (self.must_knock and card == self.taken)
+
     def knock_discards(self) -> list[int]:
         """The legal discards that leave 10 cards of minimum deadwood within the limit."""
         held = self.hands[self.to_act]
-        return [c for c in cards(held) if self.can_discard(c) and min_deadwood(held & ~(1 << c)) <= self.limit]
+        return [c for c in cards(held) if self.can_knock_discard(c) and min_deadwood(held & ~(1 << c)) <= self.limit]
 
     def can_big_gin(self, held: int | None = None) -> bool:
         """RULES.md 2: big gin on (bonus > 0) and all 11 cards melded."""
@@ -245,10 +249,9 @@ class GinModel:
         taken = self.discard[-1]
         if self.can_big_gin(held):
             return True
-        return any(
-            (c != taken or self.rules.discard_taken_card_allowed) and min_deadwood(held & ~(1 << c)) <= self.limit
-            for c in cards(held)
-        )
+        # "knock with it": the knock keeps the card (docs/rules.md: a knock throwing it back is no knock with
+        # it, even with discard_taken_card_allowed; RULES.md's words leave that open)
+        return any(c != taken and min_deadwood(held & ~(1 << c)) <= self.limit for c in cards(held))
 
     def legal(self) -> set[Move]:
         """The complete set of legal moves (knocks and big gin with the referee's pick, ``Declare()`` best)."""
@@ -280,7 +283,7 @@ class GinModel:
         held = self.hands[self.to_act]
         match move:
             case Knock(discard=c, melds=melds) if melds is not None:
-                if self.phase != "discard" or not self.can_discard(c):
+                if self.phase != "discard" or not self.can_knock_discard(c):
                     return False
                 dead = self._declared_dead(held & ~(1 << c), melds)
                 return dead is not None and dead <= self.limit
@@ -396,7 +399,7 @@ class GinModel:
         seat = self.to_act
         k = self._declared_dead(self.hands[seat], melds)
         assert k is not None and k <= self.limit
-        self.knocker, self.knock_dead = seat, k
+        self.knocker, self.knock_dead, self.must_knock = seat, k, False
         if k == 0:
             d = min_deadwood(self.hands[1 - seat])
             self._end(Outcome("gin", seat, self._double(self.rules.gin_bonus + d), 0, d))

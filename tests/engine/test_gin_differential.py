@@ -73,6 +73,10 @@ def gin_rules(draw: st.DrawFn) -> E.Rules:
 def model_hand(s: GameState, dealer: int) -> M.GinModel:
     """The model of a freshly dealt hand, its cards copied from the engine's deal."""
     assert s.dealer == dealer, f"dealer {s.dealer}, the model expects {dealer}"
+    # dealt one at a time from the seat after this dealer (the seed's deal of this hand)
+    deal = E.seeded_deal(s.rules, dealer, s.seed, s.hand_no)
+    assert s.hands == tuple(E.mask_of(h) for h in deal.hands) and s.discard == (deal.upcard,)
+    assert s.stock == deal.stock and len(s.stock) == 31 and [h.bit_count() for h in s.hands] == [10, 10]
     return M.GinModel(s.rules, dealer, list(s.hands), list(s.stock), list(s.discard))
 
 
@@ -139,7 +143,11 @@ def phase_probes(rng: random.Random, s: GameState, m: M.GinModel) -> list[Move]:
         for _ in range(rng.randint(1, 3)):
             g = rng.sample(rest, rng.randint(2, 4))
             groups.append(sum(1 << x for x in g))
-        return [Knock(c, tuple(groups)), BigGin(tuple(groups))]
+        out = [Knock(c, tuple(groups)), BigGin(tuple(groups))]
+        if M.min_deadwood(m.hands[m.to_act]) == 0:  # big gin with a random complete arrangement, or one short
+            full = rng.choice(M.arrangements(m.hands[m.to_act], 0))[1]
+            out += [BigGin(full), BigGin(full[1:])]
+        return out
     return []
 
 
@@ -176,7 +184,7 @@ def choose(rng: random.Random, m: M.GinModel, legal: set[Move], eager: float) ->
         if BigGin() in legal and rng.random() < 0.8:
             return BigGin()
         knocks = sorted(c.discard for c in legal if isinstance(c, Knock))
-        if knocks and (rng.random() < eager or len(m.stock) <= 3):
+        if knocks and rng.random() < (eager if len(m.stock) > 3 else 0.5):
             c = rng.choice(knocks)
             if rng.random() < 0.5:
                 return Knock(c)
@@ -275,6 +283,18 @@ def check_match(s: GameState, mm: M.MatchModel) -> None:
                 assert s.result["detail"][k] == want["detail"][k], (k, s.result, want)
 
 
+def out_of_turn(s: GameState, move: Move) -> None:
+    """RULES.md 4: a move is never applied out of turn: the other seat's move is refused and changes nothing."""
+    before = E.state_to_json(s)
+    try:
+        E.apply(s, 1 - s.to_act, move)
+    except E.RuleError as err:
+        assert err.code == "NOT_YOUR_TURN", err.code
+    else:
+        raise AssertionError(f"seat {1 - s.to_act} played {E.move_text(move)} out of turn")
+    assert E.state_to_json(s) == before
+
+
 def check_probe_end(s: GameState, m: M.GinModel, probe: Move) -> None:
     """A declaring move the engine accepted ends the hand (or starts the layoffs) as the model says."""
     s, events = E.apply(s, s.to_act, probe)
@@ -305,6 +325,7 @@ def play_match(rules: E.Rules, seed: bytes, rng: random.Random, max_hands: int =
             if after is not None and declaring:
                 check_probe_end(s, m, probe)
         move = choose(rng, m, legal, eager)
+        out_of_turn(s, move)
         assert m.judge(move), E.move_text(move)
         s, events = E.apply(s, s.to_act, move)
         if isinstance(move, Knock) and move.melds is None:
