@@ -207,6 +207,18 @@ class GinModel:
     table: dict[int, int] = field(default_factory=dict)  # knocker's meld id -> its cards now
     defender_melds: list[int] = field(default_factory=list)
     outcome: Outcome | None = None
+    known: list[int] = field(default_factory=lambda: [0, 0])  # cards everyone saw taken from the discard pile
+
+    def hidden_from(self, viewer: int) -> int:
+        """RULES.md 4: the cards ``viewer`` (a seat, or -1 for a spectator) may not see during the hand: the stock,
+        and the other hands except cards taken from the discard pile (and, after a knock, the knocker's
+        deadwood: their melds and deadwood are public)."""
+        hidden = sum(1 << c for c in self.stock)
+        for seat in (0, 1):
+            if seat == viewer or (self.phase == "layoff" and seat == self.knocker):
+                continue
+            hidden |= self.hands[seat] & ~self.known[seat]
+        return hidden
 
     def __post_init__(self) -> None:
         r = self.rules
@@ -345,6 +357,7 @@ class GinModel:
             case DrawDiscard():
                 c = self.discard.pop()
                 self.hands[seat] |= 1 << c
+                self.known[seat] |= 1 << c
                 if self.phase == "last_card":
                     self.must_knock = True
                 self.taken, self.phase = c, "discard"

@@ -11,7 +11,9 @@ and the match's end with its bonuses.
 from __future__ import annotations
 
 import copy
+import json
 import random
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -67,6 +69,8 @@ def gin_rules(draw: st.DrawFn) -> E.Rules:
         o["spades_double"] = draw(st.booleans())
     else:
         o["knock_limit"] = draw(st.sampled_from((10, 10, 0, 3, 15, 40, 99)))
+    if draw(st.integers(0, 4)) == 0:  # the profile as it is (only a nearer target, so that matches end)
+        return E.rules_from_profile(profile, target_score=o["target_score"])
     return E.rules_from_profile(profile, **o)
 
 
@@ -89,6 +93,18 @@ def check_hand(s: GameState, m: M.GinModel) -> None:
     for h in s.hands:
         if h.bit_count() <= 11:
             assert E.min_deadwood(h) == M.min_deadwood(h), M.text(h)
+
+
+CARD_RE = re.compile(r'"([A2-9TJQK][SHDC])"')
+
+
+def check_views(s: GameState, m: M.GinModel) -> None:
+    """RULES.md 4: no seat and no spectator sees a card the model says they may not see (the finished hand's
+    reveal and the match result aside)."""
+    for viewer in (0, 1, E.SPECTATOR):
+        v = {k: x for k, x in E.view(s, viewer).items() if k not in ("last_hand", "result")}
+        seen = E.mask_of(E.parse_cards(set(CARD_RE.findall(json.dumps(v)))))
+        assert not seen & m.hidden_from(viewer), f"viewer {viewer} sees {M.text(seen & m.hidden_from(viewer))}"
 
 
 def moves_set(s: GameState) -> set[Move]:
@@ -312,6 +328,7 @@ def play_match(rules: E.Rules, seed: bytes, rng: random.Random, max_hands: int =
     hands, eager = 0, rng.choice((0.05, 0.3, 0.7))
     while s.phase != "match_over" and hands < max_hands:
         check_hand(s, m)
+        check_views(s, m)
         legal = moves_set(s)
         want = m.legal()
         assert legal == want, (
