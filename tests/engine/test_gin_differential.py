@@ -107,6 +107,14 @@ def check_views(s: GameState, m: M.GinModel) -> None:
         assert not seen & m.hidden_from(viewer), f"viewer {viewer} sees {M.text(seen & m.hidden_from(viewer))}"
 
 
+def check_events(events: Sequence[E.Event], m: M.GinModel) -> None:
+    """RULES.md 4: the events of a move within a hand show no seat or spectator a card hidden from them."""
+    for viewer in (0, 1, E.SPECTATOR):
+        for ev in events:
+            seen = E.mask_of(E.parse_cards(set(CARD_RE.findall(json.dumps(E.event_for(ev, viewer))))))
+            assert not seen & m.hidden_from(viewer), f"{ev.kind}: viewer {viewer} sees {M.text(seen)}"
+
+
 def moves_set(s: GameState) -> set[Move]:
     moves = E.legal_moves(s)
     assert len(moves) == len(set(moves)), "a legal move is listed twice"
@@ -358,7 +366,9 @@ def play_match(rules: E.Rules, seed: bytes, rng: random.Random, max_hands: int =
         m.apply(move)
         if m.phase == "layoff" and isinstance(move, Knock):
             m.set_table({t.id: t.cards for t in s.melds if t.owner == knocker})
-        if m.outcome is not None:
+        if m.outcome is None:
+            check_events(events, m)
+        else:
             check_hand_end(s, events, m)
             mm.record(m.outcome)
             check_match(s, mm)
