@@ -187,6 +187,7 @@ def try_move(s: GameState, move: Move) -> GameState | None:
 
 
 def best_after(held: int, forbidden: int, allowed: bool) -> int:
+    """The smallest deadwood left after one allowed discard from an 11-card hand."""
     return min(M.min_deadwood(held & ~(1 << c)) for c in M.cards(held) if c != forbidden or allowed)
 
 
