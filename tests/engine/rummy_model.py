@@ -30,6 +30,17 @@ from typing import Any
 
 from engine import Deal, Discard, DrawDiscard, DrawStock, LayOff, MeldMove, Move, Rules
 
+#: section 3's profile table (and the options both profiles share, and section 1's defaults)
+PROFILE_TABLE: dict[str, dict[str, Any]] = {
+    "rummy": {"players": 2, "ace_value_high_low": 15, "going_rummy_multiplier": 2, "target_score": 150},
+    "rummy-g4a": {"players": 3, "ace_value_high_low": 11, "going_rummy_multiplier": 1, "target_score": 100},
+}
+SHARED_OPTIONS: dict[str, Any] = {
+    "ace_high_low": False, "must_discard_to_go_out": False, "max_melds_per_turn": 0,
+    "layoff_requires_own_meld": False, "restock": "shuffle", "discard_taken_card_allowed": False,
+    "max_turns": 1000,
+}  # fmt: skip
+
 #: a seeded hand's deck, top card first, for hand number ``hand_no`` (0 = the match's first hand)
 DeckFn = Callable[[int], Sequence[int]]
 #: a shuffled restock: given the cards of the new stock, their order (bottom to top)

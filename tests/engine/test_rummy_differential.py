@@ -25,6 +25,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -49,7 +50,7 @@ from engine import (
 )
 from engine.cards import card_text
 from engine.deal import shuffled
-from tests.engine.rummy_model import RummyModel, mask, melds_in
+from tests.engine.rummy_model import PROFILE_TABLE, SHARED_OPTIONS, RummyModel, mask, melds_in
 
 #: the most moves one match is played for (a match without max_hands may go on for long)
 MAX_STEPS = 700
@@ -354,6 +355,11 @@ def play_match(match: Match) -> None:
                 check_probe(model, s, seat, DrawStock())
             break
         check_view(model, s, rnd.choice([*range(rules.players), SPECTATOR]))
+        if model.phase == "draw":
+            # a draw takes one card from the piles and the discard gives one back; melds come from hands: so a
+            # turn begins with 52 - n*k cards in the piles, and RULES.md 3's "stock empty and one discard" end
+            # cannot come in play (16 cards at the least, with six seats)
+            assert len(model.stock) + len(model.discard) == 52 - rules.players * model.hand_size()
         legal = model.legal()
         engine_legal = set(legal_moves(s))
         assert engine_legal == legal, (
@@ -399,3 +405,16 @@ def test_engine_agrees_with_the_model_when_players_hold_for_going_rummy(match: M
     ``max_melds_per_turn`` 1 the second meld is), and players keep every card until they can go out in one turn, so
     that going rummy and its multiplier come up often; engine and model agree at every step."""
     play_match(match)
+
+
+def test_profiles_are_the_table_of_section_3() -> None:
+    """Section 3's profile table and shared options (section 1: ``max_turns`` 1000), and "Rummy: 2 to 6" seats."""
+    for name, values in PROFILE_TABLE.items():
+        r = rules_from_profile(name) if name == "rummy-g4a" else rules_from_profile(name, players=2)
+        assert {k: getattr(r, k) for k in values} == values
+        assert {k: getattr(r, k) for k in SHARED_OPTIONS} == SHARED_OPTIONS
+        for players in range(2, 7):
+            assert rules_from_profile(name, players=players).players == players
+        for players in (1, 7):
+            with pytest.raises(RuleError):
+                rules_from_profile(name, players=players)
