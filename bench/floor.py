@@ -126,14 +126,7 @@ async def measure(addresses: list[str], level: int, seconds: float, rounds: int,
         games = [await _record(stub, recorded) for stub in stubs]  # one recorded game per referee
 
         def echo_factory(i: int) -> object:
-            stub = stubs[i % len(stubs)]
-
-            async def step() -> float:
-                start = time.perf_counter()
-                await stub.Ping(rpb.PingRequest())
-                return time.perf_counter() - start
-
-            return step
+            return service.echo_step(stubs[i % len(stubs)])
 
         def move_factory(i: int) -> object:
             return service.GameDriver(stubs[i % len(stubs)], random.Random(i)).move

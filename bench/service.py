@@ -38,6 +38,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import _boot  # first of the project's imports: the repository root on sys.path
@@ -133,6 +134,17 @@ class GameDriver:
         raise RuntimeError("the referee stayed UNAVAILABLE for the game")
 
 
+def echo_step(stub: referee_pb2_grpc.RefereeServiceAsyncStub) -> Callable[[], Awaitable[float]]:
+    """One empty RPC (Ping) on ``stub``: the echo; its latency in seconds."""
+
+    async def step() -> float:
+        start = time.perf_counter()
+        await stub.Ping(rpb.PingRequest())
+        return time.perf_counter() - start
+
+    return step
+
+
 async def _drive(concurrency: int, seconds: float, step_factory: object) -> list[float]:
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
@@ -180,14 +192,7 @@ async def measure(
     try:
 
         def echo_factory(i: int) -> object:
-            stub = stubs[i % len(stubs)]
-
-            async def step() -> float:
-                start = time.perf_counter()
-                await stub.Ping(rpb.PingRequest())
-                return time.perf_counter() - start
-
-            return step
+            return echo_step(stubs[i % len(stubs)])
 
         def move_factory(i: int) -> object:
             driver = GameDriver(stubs[i % len(stubs)], random.Random(i))
