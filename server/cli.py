@@ -16,6 +16,7 @@ import errno
 import gc
 import logging
 import os
+import resource
 import signal
 import socket
 import sys
@@ -497,6 +498,7 @@ def settings_from_args(args: argparse.Namespace, redis_url: str | None = None) -
 
 async def serve(args: argparse.Namespace) -> None:
     """Run until SIGTERM or SIGINT."""
+    _raise_open_files_limit()
     try:
         _check_port_free(args.host, args.port)  # before anything starts: nothing to undo
         if not args.no_http:
@@ -608,6 +610,17 @@ def _check_port_free(host: str, port: int) -> None:
             except OSError as exc:  # other errors (e.g. no IPv6 here) are gRPC's to judge: it may bind the rest
                 if exc.errno in (errno.EADDRINUSE, errno.EACCES):
                     raise StartupError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+
+
+def _raise_open_files_limit() -> None:
+    """The soft limit on open files raised to the hard one (at most 2^20): every client connection and every Redis
+    connection holds a descriptor, and the soft limit systems ship (1024) would refuse clients long before the
+    system's own limit. The private redis-server started after it inherits it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 1 << 20 if hard == resource.RLIM_INFINITY else min(hard, 1 << 20)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        with contextlib.suppress(ValueError, OSError):  # not allowed here: the soft limit stays
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
 def _tune_gc() -> None:

@@ -138,3 +138,30 @@ def test_a_port_out_of_range_is_refused_before_anything_starts(option: str, valu
     done = subprocess.run(command, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
                           text=True, timeout=30)  # fmt: skip
     assert done.returncode == 2 and "a port is 0..65535" in done.stderr, done.stdout + done.stderr
+
+
+def _open_files_limits(pid: int) -> tuple[str, str]:
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            soft, hard = line.split()[3:5]
+            return soft, hard
+    raise AssertionError("no open files limit in /proc")
+
+
+@pytest.mark.skipif(not Path("/usr/bin/prlimit").exists() or not Path("/proc/self/limits").exists(),
+                    reason="needs prlimit and /proc")  # fmt: skip
+def test_serve_raises_its_open_files_limit_to_the_hard_limit(data_dir: Path) -> None:
+    """Every client connection holds a file descriptor: under a soft limit of 256 (systems ship 1024) the referee
+    would refuse clients long before the system's own (hard) limit. `serve` raises its soft limit to the hard one."""
+    hard = _open_files_limits(os.getpid())[1]
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")}
+    args = ["--port", "0", "--no-http", "--data-dir", str(data_dir), "--grace", "1"]
+    lowered = [f"--nofile=256:{hard}", sys.executable]  # prlimit runs the referee under a soft limit of 256
+    referee = RefereeProcess(args, env=env, python="/usr/bin/prlimit", python_args=lowered)
+    referee.start()
+    try:
+        assert referee.process is not None
+        assert _open_files_limits(referee.process.pid) == (hard, hard)
+    finally:
+        referee.signal(signal.SIGTERM)
+        assert referee.wait(30) == 0, referee.output()
