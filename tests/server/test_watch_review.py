@@ -6,6 +6,7 @@ HTTP streams' end-of-stream errors, and each viewer's events against the replay 
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import threading
@@ -23,14 +24,16 @@ from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
 from server.limits import Limits
 from server.redis_launcher import RedisProcess
+from tests import kit
 from tests.kit import ServerProcess
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, md, reason_of, wait_for
 from tests.server.webkit import SERVICE, connect_error_answer, envelope
 from tests.server.webkit import _grpc_status as _webkit_grpc_status
 from tests.server.webkit import watch as http_watch
+from wire.events import event_from_proto as wire_event_from_proto
 
 Position = tuple[int, int]
-CAP = 3  # --watches-per-address of this module's referee
+CAP = 4  # --watches-per-address of this module's referee
 LIMITS = Limits(requests_per_s=1e6, request_burst=1_000_000, games_per_minute=1e6, watches_per_peer=CAP)
 
 
@@ -237,6 +240,7 @@ class _Stream:
 
     def __init__(self, target: Any, *args: Any) -> None:
         self.got: list[Position] = []
+        self.kinds: list[str] = []
         self.snapshot: int | None = None
         self.end: tuple[str, str | None] | None = None  # (status, ErrorInfo reason)
         self.started = threading.Event()
@@ -256,6 +260,7 @@ class _Stream:
             self.snapshot = message.snapshot.version
         else:
             self.got.append((message.event.version, message.event.index))
+            self.kinds.append(message.event.kind)
         self.started.set()
 
 
@@ -410,3 +415,233 @@ def test_after_index_without_after_version_is_refused_before_the_game_is_looked_
             parts, end = http_watch(http, request, token)
         assert not parts and end is not None and (end.status, end.reason) == ("INVALID_ARGUMENT",
                                                                               "INVALID_POSITION")  # fmt: skip
+
+
+# ------------------------------------------------------------------ each viewer's events against the replay
+
+
+def _as_viewer(event: pb.Event, viewer: int | None) -> dict[str, Any]:
+    """A replay event (every card) as ``viewer`` (a seat, or None: a spectator) may see it (RULES.md section 4;
+    engine.events SECRET_FIELDS): a card dealt to a seat or drawn by it from the stock is that seat's alone, the
+    stock of a restock nobody's."""
+    d: dict[str, Any] = dict(wire_event_from_proto(event))
+    kind = d["kind"]
+    own = viewer is not None and d["seat"] == viewer
+    if kind == "dealt" and not own:
+        d.pop("cards", None)
+    elif kind == "drew" and d.get("source") == "stock" and not own:
+        d.pop("card", None)
+    elif kind == "restocked":
+        d.pop("stock", None)
+    return d
+
+
+@pytest.mark.parametrize("port", ["grpc", "connect"])
+def test_every_viewer_s_watched_events_are_the_replay_s_as_that_viewer_may_see_them(
+    capped: ServerThread, client: Client, port: str
+) -> None:
+    """Each seat and a spectator watch a whole match from its first deal (after_version 0, after_index 0) while
+    it is played; after the match, each stream is the replay's events, field for field, as that viewer may see
+    them: nothing hidden shown, nothing missing, nothing added."""
+    game = _new_game(client, 9 if port == "grpc" else 10)
+    viewers: list[tuple[str, int | None]] = [(game.tokens[0], 0), (game.tokens[1], 1), (game.spectator, None)]
+    request = rpb.WatchGameRequest(game_id=game.game_id, after_version=0, after_index=0)
+    got: dict[int, list[pb.Event]] = {}
+
+    def read(n: int, token: str) -> None:
+        if port == "grpc":
+            got[n] = [m.event for m in client.stub.WatchGame(request, metadata=md(token), timeout=120)]
+        else:
+            with httpx.Client(base_url=capped.http_url, timeout=120) as http:
+                parts, end = http_watch(http, request, token)
+            assert end is not None and end.status == "OK", end
+            got[n] = [p.message.event for p in parts]
+
+    threads = [threading.Thread(target=read, args=(n, token), daemon=True) for n, (token, _) in enumerate(viewers)]
+    for t in threads:
+        t.start()
+    _play(client, game, random.Random(9))
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads)
+    replay = [e for page in client.replay(game) for e in page.events]
+    for n, (_, viewer) in enumerate(viewers):
+        assert [wire_event_from_proto(e) for e in got[n]] == [_as_viewer(e, viewer) for e in replay], viewer
+
+
+# ------------------------------------------------------------------ a delayed spectator's game expires
+
+IDLE_S = 2
+
+
+@pytest.fixture(scope="module")
+def short(redis_server: RedisProcess) -> Iterator[ServerThread]:
+    """A referee whose moves give a game a short --idle-ttl."""
+    with ServerThread(redis_server.url, http=True, store_options={"idle_ttl_s": IDLE_S}) as server:
+        yield server
+
+
+@pytest.mark.parametrize("port", ["grpc", "connect"])
+def test_a_delayed_spectator_gets_everything_held_back_then_game_expired_when_the_game_expires(
+    pair: tuple[ServerThread, ServerThread], short: ServerThread, port: str
+) -> None:
+    """README, Spectator delay: when the game expires its watchers get a last event, game_expired, and the stream
+    ends with OK, "a delayed spectator first gets everything held back". Moves made through a referee that keeps
+    games (so nothing expires before the watch is open), the last one through ``short``: the game then expires
+    IDLE_S later; the spectator, 3 moves behind, must get every event of the game, then game_expired."""
+    lasting, moving = Client(pair[0].address), Client(short.address)
+    try:
+        game = lasting.create("gin", token=ORGANIZER, seed=bytes([11 + (port == "grpc")]) * 16,
+                              allow_spectators=True, spectator_delay=pb.SpectatorDelay(moves=3),
+                              match=rpb.MatchSettings(target_score=100, max_hands=1))  # fmt: skip
+        rng = random.Random(11)
+        moved: list[Position] = []  # the positions of the moves' events (the replay is gone with the game)
+
+        def move(c: Client) -> None:
+            seat = c.view(game, game.tokens[0]).to_act
+            answer = c.move(game, game.tokens[seat], bot_move(c.view(game, game.tokens[seat]), rng))
+            moved.extend((e.version, e.index) for e in answer.events)
+
+        for _ in range(5):
+            move(lasting)
+        request = rpb.WatchGameRequest(game_id=game.game_id)
+        stream = _Stream(_grpc_reader if port == "grpc" else _connect_reader,
+                         short.address if port == "grpc" else short.http_url, request, game.spectator)  # fmt: skip
+        assert stream.started.wait(60) and stream.snapshot == 2, stream.end
+        move(moving)  # version 6, kept IDLE_S from now
+        stream.thread.join(IDLE_S + 60)
+        assert not stream.thread.is_alive(), "the stream did not end with the game's expiry"
+        assert stream.end == ("OK", None), stream.end
+        assert stream.got[:-1] == [p for p in moved if p[0] > 2], stream.got
+        assert stream.kinds[-1] == "game_expired" and stream.got[-1] == (6, moved[-1][1] + 1), stream.kinds
+    finally:
+        lasting.close()
+        moving.close()
+
+
+# ------------------------------------------------------------------ cancel and reconnect storms
+
+
+def test_watchers_that_cancel_and_reconnect_in_a_storm_over_two_referees_get_every_event_once(
+    pair: tuple[ServerThread, ServerThread],
+) -> None:
+    """While the game is played through both referees, each of several watchers opens a stream from its last
+    position, takes one to three events (or none: cancelled at once, before anything came), cancels, and opens
+    the next on the other referee, until the match ends: the feeds are made and forgotten again and again (the
+    last watcher leaving unsubscribes). Each watcher's events, put together, are the game's, once each, in order."""
+    clients = [Client(pair[0].address), Client(pair[1].address)]
+    try:
+        game = _new_game(clients[0], 12)
+        tokens = [game.tokens[0], game.tokens[1], game.spectator] * 2
+        results: dict[int, list[Position]] = {}
+        done = threading.Event()
+        errors: list[BaseException] = []
+
+        def watcher(n: int) -> None:
+            rng = random.Random(100 + n)
+            got: list[Position] = []
+            turn = n
+            try:
+                while True:
+                    after = {"after_version": 0, "after_index": 0} if not got else \
+                        {"after_version": got[-1][0], "after_index": got[-1][1]}  # fmt: skip
+                    stream = clients[turn % 2].stub.WatchGame(
+                        rpb.WatchGameRequest(game_id=game.game_id, **after), metadata=md(tokens[n]), timeout=120)
+                    turn += 1
+                    take = rng.randrange(4)
+                    if not take:  # cancelled at once: maybe before the referee has even registered it
+                        stream.cancel()  # type: ignore[attr-defined]
+                        continue
+                    ended = True
+                    for message in stream:
+                        got.append((message.event.version, message.event.index))
+                        if message.event.kind == "match_ended":
+                            break
+                        take -= 1
+                        if take <= 0:
+                            ended = False
+                            break
+                    stream.cancel()  # type: ignore[attr-defined]
+                    if ended and got and done.is_set():
+                        break
+            except BaseException as exc:
+                errors.append(exc)
+            results[n] = got
+
+        threads = [threading.Thread(target=watcher, args=(n,), daemon=True) for n in range(len(tokens))]
+        for t in threads:
+            t.start()
+        _play_over(clients, game, random.Random(12))
+        done.set()
+        for t in threads:
+            t.join(120)
+        assert not errors, errors
+        assert not any(t.is_alive() for t in threads)
+        positions = _positions(clients[0], game)
+        for n in range(len(tokens)):
+            assert results[n] == positions, n
+        for server in pair:  # nothing left behind: no stream counted open, no game followed
+            wait_for(lambda s=server: _hub_idle(s), "every stream ended on both referees", 30)  # type: ignore[misc]
+    finally:
+        for c in clients:
+            c.close()
+
+
+# ------------------------------------------------------------------ Redis stalls and restarts under a stream
+
+
+def _serves(client: Client, game: Game) -> bool:
+    try:
+        client.view(game, game.tokens[0])
+    except grpc.RpcError as exc:
+        assert exc.code() == grpc.StatusCode.UNAVAILABLE, exc
+        return False
+    return True
+
+
+@pytest.mark.parametrize("fault", ["SIGSTOP", "restart"])
+def test_a_stream_through_a_redis_stall_or_restart_ends_as_unavailable_or_goes_on_and_loses_nothing(
+    private_redis: RedisProcess, fault: str
+) -> None:
+    """Redis frozen (SIGSTOP) for a while, or restarted (SIGKILL, then started again on its append-only file),
+    under a live stream, moves made before and after: the stream either goes on or ends with UNAVAILABLE (and
+    its ErrorInfo); resumed from its last event, its events are the game's, once each (design.md: "a subscriber
+    connection lost and not made again at once means Redis is unreachable: every watcher ends with
+    STORAGE_UNAVAILABLE and resumes later")."""
+    settings = kit.referee_settings(private_redis.url, organizer_token=ORGANIZER, op_timeout_s=1.0)
+    with kit.ServerThread(settings) as server:
+        client = Client(server.address)
+        try:
+            game = _new_game(client, 13)
+            rng = random.Random(13)
+            _play(client, game, rng, moves=2)
+            request = rpb.WatchGameRequest(game_id=game.game_id, after_version=0, after_index=0)
+            stream = _Stream(_grpc_reader, server.address, request, game.tokens[0])
+            _play(client, game, rng, moves=2)
+            wait_for(lambda: len(stream.got) >= 5, "the stream got the moves", 60)
+            if fault == "SIGSTOP":
+                os.kill(private_redis.pid, signal.SIGSTOP)
+                try:  # until the stream ends, or long enough for the safety check to have read the feed
+                    stream.thread.join(12)
+                finally:
+                    os.kill(private_redis.pid, signal.SIGCONT)
+            else:
+                private_redis.kill()
+                stream.thread.join(30)  # the subscriber cannot reconnect at once: the stream ends
+                assert not stream.thread.is_alive(), "the stream outlived its Redis"
+                private_redis.restart()
+            wait_for(lambda: _serves(client, game), "the game is served again", 60)
+            _play(client, game, rng, moves=3)
+            streams = [stream]
+            if not stream.thread.is_alive():
+                assert stream.end is not None and stream.end[0] == "UNAVAILABLE", stream.end
+                assert stream.end[1] in ("STORAGE_UNAVAILABLE", "STORAGE_BUSY"), stream.end
+                version, index = stream.got[-1]
+                streams.append(_Stream(_grpc_reader, server.address, rpb.WatchGameRequest(
+                    game_id=game.game_id, after_version=version, after_index=index), game.tokens[0]))  # fmt: skip
+            _play(client, game, rng)
+            streams[-1].thread.join(60)
+            assert streams[-1].end == ("OK", None), streams[-1].end
+            assert [p for s in streams for p in s.got] == _positions(client, game), fault
+        finally:
+            client.close()
