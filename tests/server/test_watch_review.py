@@ -5,9 +5,11 @@ HTTP streams' end-of-stream errors, and each viewer's events against the replay 
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
+import re
 import signal
 import threading
 from collections.abc import Iterator
@@ -645,3 +647,99 @@ def test_a_stream_through_a_redis_stall_or_restart_ends_as_unavailable_or_goes_o
             assert [p for s in streams for p in s.got] == _positions(client, game), fault
         finally:
             client.close()
+
+
+# ------------------------------------------------------------------ the HTTP streams' framing
+
+
+def _frames(body: bytes) -> list[tuple[int, bytes]]:
+    out, at = [], 0
+    while at < len(body):
+        assert len(body) - at >= 5, "a partial frame header"
+        flags, size = body[at], int.from_bytes(body[at + 1 : at + 5], "big")
+        assert len(body) - at - 5 >= size, "a partial frame"
+        out.append((flags, body[at + 5 : at + 5 + size]))
+        at += 5 + size
+    return out
+
+
+def _grpc_web_text_body(body: bytes) -> bytes:
+    """A grpc-web-text answer: base64 pieces, each padded on its own (http_server.grpc_web_text)."""
+    return b"".join(base64.b64decode(piece) for piece in re.findall(rb"[^=]*=*", body) if piece)
+
+
+@pytest.mark.parametrize("token_of", ["seat", "spectator"])
+def test_every_http_stream_framing_carries_the_grpc_stream_s_bytes_and_its_end(capped: ServerThread,
+                                                                               client: Client,
+                                                                               token_of: str) -> None:  # fmt: skip
+    """WatchGame of a finished game from its first deal by Connect (binary and JSON), gRPC-Web binary and text:
+    the same messages as the gRPC stream, byte for byte (JSON: the same message), then an end that says OK
+    (Connect: an EndStreamResponse with no error; gRPC-Web: a trailers frame, grpc-status 0)."""
+    game = _new_game(client, 14)
+    _play(client, game, random.Random(14))
+    token = game.tokens[1] if token_of == "seat" else game.spectator
+    request = rpb.WatchGameRequest(game_id=game.game_id, after_version=0, after_index=0)
+    method = client.channel.unary_stream(f"/{SERVICE}/WatchGame",
+                                         request_serializer=rpb.WatchGameRequest.SerializeToString,
+                                         response_deserializer=None)  # fmt: skip
+    native = list(method(request, metadata=md(token), timeout=60))
+    assert len(native) > 10
+    auth = {"authorization": f"Bearer {token}"}
+    binary = envelope(request.SerializeToString())
+    with httpx.Client(base_url=capped.http_url, timeout=60) as http:
+        for kind, content_type, body in [
+            ("connect", "application/connect+proto", binary),
+            ("connect-json", "application/connect+json", envelope(json_format.MessageToJson(request).encode())),
+            ("grpc-web", "application/grpc-web+proto", binary),
+            ("grpc-web-text", "application/grpc-web-text", base64.b64encode(binary)),
+        ]:
+            reply = http.post(f"/{SERVICE}/WatchGame", content=body, headers={**auth, "content-type": content_type})
+            assert reply.status_code == 200, (kind, reply.content[:200])
+            raw = _grpc_web_text_body(reply.content) if kind == "grpc-web-text" else reply.content
+            frames = _frames(raw)
+            messages, (end_flags, end) = frames[:-1], frames[-1]
+            assert all(flags == 0 for flags, _ in messages), kind
+            if kind == "connect-json":
+                assert [json_format.Parse(m, rpb.WatchGameResponse()) for _, m in messages] == [
+                    rpb.WatchGameResponse.FromString(m) for m in native]  # fmt: skip
+            else:
+                assert [m for _, m in messages] == native, kind
+            if kind.startswith("connect"):
+                assert end_flags == 0x02 and "error" not in json.loads(end), (kind, end)
+            else:
+                assert end_flags & 0x80 and b"grpc-status: 0" in end.lower().replace(b"grpc-status:0",
+                                                                                      b"grpc-status: 0"), (kind, end)
+
+
+def test_every_http_stream_framing_ends_a_refused_watch_with_its_error_and_error_info(
+    capped: ServerThread, client: Client
+) -> None:
+    game = _new_game(client, 15)
+    request = rpb.WatchGameRequest(game_id=game.game_id)
+    binary = envelope(request.SerializeToString())
+    auth = {"authorization": "Bearer st_nobodys"}
+    with httpx.Client(base_url=capped.http_url, timeout=60) as http:
+        for kind, content_type, body in [
+            ("connect", "application/connect+proto", binary),
+            ("connect-json", "application/connect+json", envelope(json_format.MessageToJson(request).encode())),
+            ("grpc-web", "application/grpc-web+proto", binary),
+            ("grpc-web-text", "application/grpc-web-text", base64.b64encode(binary)),
+        ]:
+            reply = http.post(f"/{SERVICE}/WatchGame", content=body, headers={**auth, "content-type": content_type})
+            assert reply.status_code == 200, (kind, reply.content[:200])
+            raw = _grpc_web_text_body(reply.content) if kind == "grpc-web-text" else reply.content
+            frames = _frames(raw)
+            if kind.startswith("connect"):
+                assert len(frames) == 1 and frames[0][0] == 0x02, kind
+                answer = connect_error_answer(json.dumps(json.loads(frames[0][1])["error"]).encode(), 200)
+            else:
+                fields = {k.lower(): v for k, v in reply.headers.items()}
+                if "grpc-status" not in fields:  # not trailers-only: the trailers frame
+                    assert len(frames) == 1 and frames[0][0] & 0x80, kind
+                    fields = {}
+                    for line in frames[0][1].decode().split("\r\n"):
+                        if line:
+                            key, _, value = line.partition(":")
+                            fields[key.strip().lower()] = value.strip()
+                answer = grpc_status_answer(fields)
+            assert (answer.status, answer.reason) == ("UNAUTHENTICATED", "BAD_TOKEN"), (kind, answer)
