@@ -11,6 +11,7 @@ import os
 import random
 import re
 import signal
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -743,3 +744,24 @@ def test_every_http_stream_framing_ends_a_refused_watch_with_its_error_and_error
                             fields[key.strip().lower()] = value.strip()
                 answer = grpc_status_answer(fields)
             assert (answer.status, answer.reason) == ("UNAUTHENTICATED", "BAD_TOKEN"), (kind, answer)
+
+
+def test_http_streams_whose_client_leaves_without_reading_free_their_place_under_the_cap(
+    capped: ServerThread, client: Client
+) -> None:
+    """The same storm, each client gone without reading a byte once its stream is admitted (counted open for its
+    address): every such stream ends on the referee too, and frees its place."""
+    game = _new_game(client, 16)
+    host, port = capped.http_url.removeprefix("http://").split(":")
+    body = envelope(json.dumps({"gameId": game.game_id}).encode())
+    head = (f"POST /{SERVICE}/WatchGame HTTP/1.1\r\nHost: x\r\ncontent-type: application/connect+json\r\n"
+            f"authorization: Bearer {game.spectator}\r\ncontent-length: {len(body)}\r\n\r\n").encode()  # fmt: skip
+    assert capped.app is not None and capped.app.limiter is not None
+    watches = capped.app.limiter.watches
+    for _ in range(CAP * 4):
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(head + body)
+            wait_for(lambda: len(watches) > 0, "the stream is admitted", 30)
+        wait_for(lambda: not len(watches), "the abandoned stream ended on the referee", 30)
+    wait_for(lambda: _hub_idle(capped), "no game followed", 30)
+    assert _grpc_opens(client, game)
