@@ -6,6 +6,7 @@ HTTP streams' end-of-stream errors, and each viewer's events against the replay 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import random
@@ -765,3 +766,51 @@ def test_http_streams_whose_client_leaves_without_reading_free_their_place_under
         wait_for(lambda: not len(watches), "the abandoned stream ended on the referee", 30)
     wait_for(lambda: _hub_idle(capped), "no game followed", 30)
     assert _grpc_opens(client, game)
+
+
+# ------------------------------------------------------------------ a watcher that never reads
+
+
+def test_a_grpc_watcher_that_never_reads_is_cut_too_slow_then_resumes_without_a_gap(
+    pair: tuple[ServerThread, ServerThread], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real gRPC client that reads nothing after the snapshot while hundreds of moves are made: once HTTP/2's
+    flow control stops the referee's writes, the hub's queue for it fills (here 3 events) and it is cut; when the
+    client reads at last it gets a gap-free start of the game, then RESOURCE_EXHAUSTED WATCHER_TOO_SLOW, and a
+    watch resumed from its last event gets the rest (README: "a watcher further behind is cut off with
+    WATCHER_TOO_SLOW and resumes")."""
+    server = pair[0]
+    assert server.referee is not None
+    hub = server.referee.hub
+    monkeypatch.setattr(hub, "watch", dataclasses.replace(hub.watch, queue_limit=3))
+    client = Client(server.address)
+    try:
+        game = client.create("gin", token=ORGANIZER, seed=bytes([17]) * 16, allow_spectators=True,
+                             match=rpb.MatchSettings(target_score=1000))  # fmt: skip
+        stream = client.stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id, after_version=0, after_index=0),
+                                       metadata=md(game.spectator), timeout=300)  # fmt: skip
+        first = next(stream)
+        got = [(first.event.version, first.event.index)]
+        rng = random.Random(17)
+        cut = False
+        for _ in range(40):  # rounds of 50 moves, until the hub has cut the watcher (it no longer follows)
+            _play(client, game, rng, moves=50)
+            if hub.cursor(game.game_id) is None:
+                cut = True
+                break
+        assert cut, "the watcher that never reads was never cut"
+        with pytest.raises(grpc.RpcError) as ended:
+            for message in stream:
+                got.append((message.event.version, message.event.index))
+        assert (ended.value.code(), reason_of(ended.value)) == (grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                                               "WATCHER_TOO_SLOW")  # fmt: skip
+        positions = _positions(client, game)
+        assert got == positions[: len(got)] and len(got) < len(positions)
+        version, index = got[-1]
+        rest = client.stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id, after_version=version,
+                                                          after_index=index), metadata=md(game.spectator))  # fmt: skip
+        more = [(m.event.version, m.event.index) for _, m in zip(positions[len(got) :], rest, strict=False)]
+        rest.cancel()
+        assert got + more == positions
+    finally:
+        client.close()
