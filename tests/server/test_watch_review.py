@@ -5,6 +5,7 @@ HTTP streams' end-of-stream errors, and each viewer's events against the replay 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import dataclasses
 import json
@@ -27,6 +28,7 @@ from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
 from server.limits import Limits
+from server.redis_cluster import LocalCluster
 from server.redis_launcher import RedisProcess
 from tests import kit
 from tests.kit import ServerProcess
@@ -814,3 +816,64 @@ def test_a_grpc_watcher_that_never_reads_is_cut_too_slow_then_resumes_without_a_
         assert got + more == positions
     finally:
         client.close()
+
+
+# ------------------------------------------------------------------ a Redis Cluster: leave and rejoin at once
+
+
+def _on_loop(server: ServerThread, work: Any) -> Any:
+    assert server._loop is not None
+    return asyncio.run_coroutine_threadsafe(work, server._loop).result(60)
+
+
+async def _call(fn: Any) -> Any:
+    return fn()
+
+
+def test_the_last_watcher_leaving_and_a_new_one_arriving_before_the_unsubscribe_is_acknowledged_keeps_the_link(
+    redis_cluster: LocalCluster,
+) -> None:
+    """On a Redis Cluster each master's subscriber connection (events._Link) carries the channels of every
+    watched game of that shard; an SUNSUBSCRIBE the hub did not ask for means the slot moved, and the link is cut
+    and made again (every game of the shard resubscribed, and read by polling meanwhile). The last watcher of a
+    game leaving makes the hub ask for one; a new watcher of the same game arriving before Redis's
+    acknowledgement of it has been read (here: the subscriber's reading paused, as a busy loop or a slow network
+    would) subscribes the channel again on the same link. That acknowledgement was asked for: the link must
+    stay up. (An SDK renewing its stream, or a client reconnecting after a cut, is such a leave and rejoin.)"""
+    server = ServerThread(redis_cluster.url)
+    client = Client(server.address)
+    try:
+        assert server.referee is not None
+        hub = server.referee.hub
+        game = _new_game(client, 18)
+        request = rpb.WatchGameRequest(game_id=game.game_id)
+        first = client.stub.WatchGame(request, metadata=md(game.spectator), timeout=120)
+        assert next(first).HasField("snapshot")
+        wait_for(lambda: hub.cursor(game.game_id) is not None, "the game is followed", 60)
+        feed = hub._feeds[game.game_id]
+        wait_for(lambda: feed.read_at > 0 and feed.link is not None and feed.link.sub is not None,
+                 "the game's channel is subscribed (its acknowledgement read the feed)", 60)  # fmt: skip
+        assert feed.link is not None and feed.link.sub is not None
+        link, sub = feed.link, feed.link.sub
+        assert sub.transport is not None
+        _on_loop(server, _call(sub.transport.pause_reading))
+        try:
+            first.cancel()  # the last watcher leaves: SUNSUBSCRIBE
+            wait_for(lambda: hub.cursor(game.game_id) is None, "the game is no longer followed", 60)
+            second = client.stub.WatchGame(request, metadata=md(game.spectator), timeout=120)
+            assert next(second).HasField("snapshot")  # a new watcher: SSUBSCRIBE on the same connection
+            wait_for(lambda: hub.cursor(game.game_id) is not None, "the game is followed again", 60)
+            again = hub._feeds[game.game_id]
+            assert again.link is link and link.sub is sub
+        finally:
+            _on_loop(server, _call(sub.transport.resume_reading))
+        # a PING after both: once its answer is read (Redis answers in order), both acknowledgements have been
+        _on_loop(server, _call(lambda: (setattr(sub, "pong_due", True), sub.send("PING"))))
+        wait_for(lambda: not sub.pong_due or sub.lost.done(), "the PING after the acknowledgements answered", 60)
+        assert not sub.lost.done(), "the link was cut for an unsubscribe the hub had asked for"
+        _play(client, game, random.Random(18), moves=1)
+        assert next(second).event.version == 1
+        second.cancel()
+    finally:
+        client.close()
+        server.stop()
