@@ -124,6 +124,8 @@ class _Link:
 
     def unsubscribe(self, feed: _Feed) -> None:
         if self.sub is not None:
+            if self.sharded:  # its acknowledgement was asked for: no sign of a moved slot (EventHub._on_message)
+                self.sub.unsubscribing[feed.channel] = self.sub.unsubscribing.get(feed.channel, 0) + 1
             self.sub.send("SUNSUBSCRIBE" if self.sharded else "UNSUBSCRIBE", feed.channel)
 
 
@@ -136,6 +138,7 @@ class _Subscriber(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.lost: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.pong_due = False  # a PING was sent and not answered yet
+        self.unsubscribing: dict[bytes, int] = {}  # SUNSUBSCRIBEs sent on this connection and not acknowledged yet
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's transports are not asyncio.Transport
@@ -425,6 +428,13 @@ class EventHub:
                 if feed is not None:
                     self._wake(feed)
             elif kind == b"sunsubscribe":  # asked for, or the node no longer serves the channel's slot
+                asked = sub.unsubscribing.get(message[1], 0)
+                if asked:  # the last watcher left (the game may have a new feed since, subscribed again after it)
+                    if asked > 1:
+                        sub.unsubscribing[message[1]] = asked - 1
+                    else:
+                        del sub.unsubscribing[message[1]]
+                    return
                 feed = self._by_channel.get(message[1])
                 if feed is not None and feed.link is not None and feed.link.sub is sub:  # not asked: route again
                     log.info("event subscriber: %s gave up a game's channel (its slot moved); reconnecting",

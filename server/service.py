@@ -713,6 +713,8 @@ class Referee:
         """The caller's view (a snapshot; not when resuming), then every later event, as the caller may see them;
         ends after the match_ended event. Resuming: every event after position (after_version, after_index), or
         after the whole of after_version when after_index is None."""
+        if after_version is None and after_index is not None:  # malformed: refused before the game is looked up
+            raise BadRequest("INVALID_POSITION", "after_index needs after_version")
         game = await self._load(game_id)
         caller = self.authorize(game, token)
         state = self._states.get(game)
@@ -722,8 +724,6 @@ class Referee:
         if held_back:  # the version this spectator may see (server.delay), not the live one
             version, last_hand_end, shown, clock = await self._released(game, state)
         if after_version is None:
-            if after_index is not None:
-                raise BadRequest("INVALID_POSITION", "after_index needs after_version")
             yield WatchUpdate(snapshot=self._view(game, shown, version, caller.viewer, caller.role, clock=clock))
             after_version = version
         elif after_version > version:
