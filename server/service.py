@@ -781,6 +781,13 @@ class Referee:
         initial: ViewData = engine.view(initial_state(game.config), engine.REFEREE)  # type: ignore[assignment]
         initial["game_id"], initial["version"], initial["role"] = game_id, 0, engine.Role.REFEREE
         initial["seats"] = public_seats(game.meta)
+        if game.clock:  # the clocks of version 0 (its entry's clock_started): the first decision's, started
+            dealt = await self.store.log_entry(game_id, 0)
+            fields = clock_of(dealt, {}) if dealt is not None else {}
+            if "clocks" in fields:
+                initial["clocks"] = fields["clocks"]
+            if "deadline_ms" in fields:
+                initial["deadline_ms"] = fields["deadline_ms"]
         return ReplayPage(
             self._settings(game, state, reveal=True),
             initial,

@@ -411,3 +411,21 @@ def _retry_unavailable(call: Callable[[], T], seconds: float = 60.0) -> T:
             if exc.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > limit:
                 raise
             threading.Event().wait(0.1)
+
+
+def test_a_replays_initial_view_has_the_clocks_of_version_0(fclient: Client) -> None:
+    """README: "Clocks are public. Every view has `clocks` ... and `deadline_ms`". GetReplay's `initial` is the
+    referee's view at creation (version 0), when the first decision's clock had started (version 0's
+    clock_started): its clocks are those, as `current`'s are the game's now."""
+    game = _create(fclient, "gin", TC(per_move=TC.PerMove(limit_ms=600_000)), FORFEIT)
+    fclient.move(game, game.tokens[fclient.view(game, game.tokens[0]).to_act], DRAW)
+    pages = fclient.replay(game)
+    first = next(e for e in pages[0].events if e.version == 0 and e.kind == "clock_started")
+    initial = pages[0].initial
+    assert list(initial.clocks) == list(first.clocks)
+    assert initial.deadline_ms == first.deadline_ms
+    now = fclient.view(game, game.tokens[0])
+    assert list(pages[-1].current.clocks) == list(now.clocks) and pages[-1].current.deadline_ms == now.deadline_ms
+    later = fclient.stub.GetReplay(rpb.GetReplayRequest(game_id=game.game_id, after_version=0),
+                                   metadata=md(ORGANIZER))  # fmt: skip
+    assert list(later.initial.clocks) == list(first.clocks)  # on every page
