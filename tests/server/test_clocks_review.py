@@ -24,7 +24,7 @@ from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server import clocks
 from server.redis_launcher import RedisProcess, start_redis
 from tests.kit import ServerThread
-from tests.server import refkit
+from tests.server import refkit, webkit
 from tests.server.refkit import (
     GIN_KNOCK_DEAL,
     ORGANIZER,
@@ -429,3 +429,76 @@ def test_a_replays_initial_view_has_the_clocks_of_version_0(fclient: Client) -> 
     later = fclient.stub.GetReplay(rpb.GetReplayRequest(game_id=game.game_id, after_version=0),
                                    metadata=md(ORGANIZER))  # fmt: skip
     assert list(later.initial.clocks) == list(first.clocks)  # on every page
+
+
+# --------------------------------------------------------------------------------------------- the HTTP port
+
+
+@pytest.mark.parametrize("method", ["SubmitMove", "ValidateMove"])
+def test_out_of_time_over_the_http_port(web: ServerThread, method: str) -> None:
+    """The HTTP port refuses a move past its deadline as the gRPC port does (this referee fires no timeouts)."""
+    client = Client(web.address)
+    try:
+        game = _create(client, "gin", TC(per_move=TC.PerMove(limit_ms=50)), FORFEIT)
+        view = client.view(game, game.tokens[0])
+        _wait_past(web.redis_url, view.deadline_ms + 1000)  # (ValidateMove: a lower estimate of Redis's clock)
+        request_type = rpb.SubmitMoveRequest if method == "SubmitMove" else rpb.ValidateMoveRequest
+        response_type = rpb.SubmitMoveResponse if method == "SubmitMove" else rpb.ValidateMoveResponse
+        with httpx.Client(base_url=web.http_url, timeout=30) as http:
+            for protocol in ("connect-json", "connect-proto", "grpc-web"):
+                got = webkit.call(http, protocol, method, request_type(game_id=game.game_id, move=DRAW),
+                                  response_type, game.tokens[view.to_act])  # fmt: skip
+                assert (got.status, got.reason) == ("FAILED_PRECONDITION", "OUT_OF_TIME"), (protocol, got)
+    finally:
+        client.close()
+
+
+def test_a_connect_watch_carries_the_clock_events_as_grpc_does(fclient: Client, firing: ServerThread) -> None:
+    game = _create(fclient, "gin", TC(per_move=TC.PerMove(limit_ms=200)), FORFEIT)
+    by_grpc = _watch(fclient, game, game.spectator, lambda e: False)
+    with httpx.Client(base_url=firing.http_url, timeout=60) as http:
+        parts, end = webkit.watch(http, rpb.WatchGameRequest(game_id=game.game_id, after_version=0, after_index=0),
+                                  game.spectator)  # fmt: skip
+    assert end is not None and end.status == "OK"
+    by_connect = [p.message.event for p in parts if p.message.HasField("event")]
+    assert by_connect == by_grpc
+    assert [e.kind for e in by_grpc][-4:] == ["timed_out", "hand_ended", "clock_stopped", "match_ended"]
+
+
+# ------------------------------------------------------------------------------------ several firing referees
+
+
+def test_three_firing_referees_play_each_timeout_once(own_redis: RedisProcess, firing: ServerThread) -> None:
+    """Three referees fire the deadlines of one Redis (each polls every 0.1 s): games nobody moves in, under
+    auto_move, each decision timed out once: every timeout's version has one timed_out, an automatic draw is
+    followed by exactly one discard (its second step, no timeout of its own), then the forfeit ends the match."""
+    with refkit.ServerThread(own_redis.url, firer=True) as second, \
+            refkit.ServerThread(own_redis.url, firer=True) as third:  # fmt: skip
+        clients = [Client(s.address) for s in (firing, second, third)]
+        try:
+            games = [
+                _create(clients[i % 3], profile, TC(per_move=TC.PerMove(limit_ms=150)),
+                        pb.TimeoutPolicy(kind=pb.TimeoutPolicy.KIND_AUTO_MOVE, max_auto_moves=2), players)
+                for i, (profile, players) in enumerate([("gin", 2), ("rummy", 3), ("gin-standard", 2)] * 3)
+            ]  # fmt: skip
+            for i, game in enumerate(games):
+                events = _watch(clients[(i + 1) % 3], game, game.spectator, lambda e: False, seconds=120)
+                assert events[-1].kind == "match_ended", [e.kind for e in events]
+                versions = sorted({e.version for e in events if e.version > 0})
+                assert versions == list(range(1, versions[-1] + 1))
+                for v in versions:
+                    kinds = [e.kind for e in _of_version(events, v)]
+                    assert kinds.count("timed_out") <= 1
+                    if "drew" in kinds:  # an automatic draw: the next version is its discard alone
+                        assert kinds[:2] == ["timed_out", "auto_moved"], kinds
+                        after = [e.kind for e in _of_version(events, v + 1)]
+                        assert after[0] == "discarded" and "timed_out" not in after, after
+                    elif kinds[0] != "discarded":
+                        assert kinds[0] == "timed_out", kinds
+                autos = [e for e in events if e.kind == "auto_moved"]
+                loser = next(e for e in events if e.kind == "timed_out" and e.timed_out.forfeit).seat
+                assert [e.auto_moved.auto_moves for e in autos if e.seat == loser] == [1, 2]
+                assert events[-1].match_ended.result.ended == pb.MATCH_END_TIME
+        finally:
+            for c in clients:
+                c.close()
