@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -19,6 +19,12 @@ import pytest
 import redis
 from google.protobuf import json_format
 
+import engine
+from clients.bots import make_bot
+from clients.runner import SeatResult, play_seat
+from clients.sdk import PerMove, RefereeClient, TimeoutPolicy
+from clients.sdk.errors import RefereeError
+from clients.view import View
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server import clocks
@@ -502,3 +508,105 @@ def test_three_firing_referees_play_each_timeout_once(own_redis: RedisProcess, f
         finally:
             for c in clients:
                 c.close()
+
+
+def test_a_fischer_clock_gets_its_increment_after_an_automatic_move_but_not_after_the_forfeit(
+    fclient: Client,
+) -> None:
+    """docs/rules.md section 10 (and the proto's Clock): increment_ms is added after each decision, "after an
+    automatic move too"; the automatic draw's discard (its second step) spends nothing; the forfeit adds none."""
+    game = _create(fclient, "gin", TC(clock=TC.Clock(initial_ms=200, increment_ms=150)),
+                   pb.TimeoutPolicy(kind=pb.TimeoutPolicy.KIND_AUTO_MOVE, max_auto_moves=1))  # fmt: skip
+    first = fclient.view(game, game.tokens[0]).to_act
+    events = _watch(fclient, game, game.spectator, lambda e: False)
+    stops = [(e.version, e.seat, e.clock_stopped.spent_ms, e.clock_stopped.remaining_ms) for e in events
+             if e.kind == "clock_stopped"]  # fmt: skip
+    # the first seat: timed out (draw), its discard; the other: the same; then the first seat's forfeit
+    assert [(v, s) for v, s, _, _ in stops] == [(1, first), (2, first), (3, 1 - first), (4, 1 - first), (5, first)]
+    (_, _, spent1, left1), (_, _, spent2, left2), (_, _, spent3, left3), _, (_, _, _, left5) = stops
+    assert spent1 >= 200 and left1 == 150  # all of its clock spent, then the increment
+    assert spent2 == 0 and left2 == 150  # the second step: nothing spent, no increment
+    assert spent3 >= 200 and left3 == 150
+    assert left5 == 0  # out of its 150 ms again: lost on time, no increment
+    started = next(e for e in events if e.kind == "clock_started" and e.version == 4)
+    assert started.seat == first and started.deadline_ms == started.clock_started.started_ms + 150
+
+
+# ----------------------------------------------------------------------------------- the SDK's seat runner
+
+
+class _Watched(RefereeClient):
+    """The SDK's blocking client, noting each move the referee refused OUT_OF_TIME."""
+
+    def __init__(self, address: str) -> None:
+        super().__init__(address)
+        self.out_of_time = threading.Event()
+
+    def submit_move(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        try:
+            return super().submit_move(*args, **kwargs)
+        except RefereeError as err:
+            if err.reason == "OUT_OF_TIME":
+                self.out_of_time.set()
+            raise
+
+
+class _LateOnce:
+    """A bot whose first answer comes once its decision is due in Redis's clock (before any timeout fires);
+    quick ever after."""
+
+    name = "late-once"
+
+    def __init__(self, redis_url: str) -> None:
+        self.redis_url = redis_url
+        self.inner = make_bot("random", 7)
+        self.asked = 0
+
+    def choose(self, view: View, legal: Sequence[engine.Move]) -> engine.Move:
+        self.asked += 1
+        if self.asked == 1:
+            assert view.deadline_ms is not None
+            _wait_past(self.redis_url, view.deadline_ms)
+        return self.inner.choose(view, legal)
+
+    def observe(self, event: Mapping[str, Any]) -> None:
+        pass
+
+
+def test_the_runner_waits_for_the_referees_policy_after_an_out_of_time_refusal(private_redis: RedisProcess) -> None:
+    """README "Your time": a bot still thinking when its decision is due is left behind once the referee has
+    applied the policy, and the runner goes on from the game as it is. A bot that answered just after its
+    deadline, before the referee's timeout (here: before any referee fires timeouts), was refused OUT_OF_TIME;
+    the runner counted that as a refusal of the move, and with max_rejections 0 (the default, and the
+    tournament's) forfeited the seat: it stopped playing, though the referee's automatic move came next."""
+    with refkit.ServerThread(private_redis.url) as quiet:
+        sdk = _Watched(quiet.address)
+        try:
+            game = sdk.create_game("gin", ["Late", "Fine"], time_control=PerMove(0.3),
+                                   timeout_policy=TimeoutPolicy("auto_move", 3))  # fmt: skip
+            seat = sdk.get_game(game.game_id, token=game.tokens[0]).snapshot.to_act
+            assert seat is not None
+            bot = _LateOnce(private_redis.url)
+            stop = threading.Event()
+            results: dict[int, SeatResult] = {}
+            threads = [
+                threading.Thread(target=lambda s=s, b=b, c=c: results.__setitem__(s, play_seat(
+                    c, game.game_id, game.tokens[s], b, idle_check=1.0, stop=stop)), daemon=True)
+                for s, b, c in ((seat, bot, sdk), (1 - seat, make_bot("random", 8), quiet.address))
+            ]  # fmt: skip
+            for t in threads:
+                t.start()
+            assert sdk.out_of_time.wait(60), "the late answer was never refused"
+            # only now does a referee fire timeouts: the runner must have waited for its automatic move
+            with refkit.ServerThread(private_redis.url, firer=True):
+                refkit.wait_for(lambda: bot.asked >= 4 or not threads[0].is_alive(), "played on")
+                stop.set()
+                for t in threads:
+                    t.join(60)
+                    assert not t.is_alive(), "a seat's runner never stopped"
+        finally:
+            sdk.close()
+    late = results[seat]
+    assert not late.forfeit, late.forfeit_reason
+    assert late.rejected == 0 and late.late == 1
+    assert late.moves > 0  # it played on after the referee's automatic move
