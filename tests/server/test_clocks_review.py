@@ -221,11 +221,13 @@ def test_take_or_pass_and_a_draw_timed_out_until_the_forfeit(fclient: Client, fi
     # the forfeit: seat 1 lost on time, and no clock runs any more
     final = by_version[7]
     assert final[0].timed_out.forfeit and final[0].seat == 1
-    assert next(e for e in final if e.kind == "hand_ended").hand_ended.result.reason == "time"
+    hand = next(e for e in final if e.kind == "hand_ended").hand_ended.result
+    assert hand.reason == "time" and hand.lost_on_time_seat == 1 and not hand.HasField("winner")
+    assert [list(h.cards) for h in hand.hands] and all(h.cards for h in hand.hands)  # every hand shown
     assert [e.kind for e in final][-2:] == ["clock_stopped", "match_ended"]
     assert len(final[-2].clocks) == 2 and not any(c.running for c in final[-2].clocks)
     result = final[-1].match_ended.result
-    assert result.ended == pb.MATCH_END_TIME and list(result.winners) == [0]
+    assert result.ended == pb.MATCH_END_TIME and list(result.winners) == [0] and result.lost_on_time_seat == 1
     assert list(result.seat_ends) == [pb.SEAT_END_FINISHED, pb.SEAT_END_LOST_ON_TIME]
     views = [fclient.view(game, t) for t in (game.tokens[0], game.tokens[1], game.spectator)]
     for view in views:
