@@ -208,6 +208,12 @@ def test_take_or_pass_and_a_draw_timed_out_until_the_forfeit(fclient: Client, fi
         (6, ["discarded"]),
         (7, ["timed_out", "hand_ended", "match_ended"]),
     ], plays
+    for es in by_version.values():  # each decision starts at the commit that ended the one before
+        stop = next(e for e in es if e.kind == "clock_stopped")
+        start = next((e for e in es if e.kind == "clock_started"), None)
+        assert start is None or start.clock_started.started_ms == stop.clock_stopped.at_ms
+        if es[0].kind == "timed_out":
+            assert es[0].timed_out.deadline_ms <= stop.clock_stopped.at_ms
     autos = {v: es[1] for v, es in by_version.items() if len(es) > 1 and es[1].kind == "auto_moved"}
     assert [(autos[v].seat, autos[v].auto_moved.auto_moves) for v in (1, 2, 3, 5)] == [(1, 1), (0, 1), (1, 2), (0, 2)]
     assert autos[3].auto_moved.move == DRAW
