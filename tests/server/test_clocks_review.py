@@ -618,3 +618,20 @@ def test_the_runner_waits_for_the_referees_policy_after_an_out_of_time_refusal(p
     assert not late.forfeit, late.forfeit_reason
     assert late.rejected == 0 and late.late == 1
     assert late.moves > 0  # it played on after the referee's automatic move
+
+
+def test_a_delayed_spectator_gets_every_timeouts_events_in_order(fclient: Client) -> None:
+    """README "Spectator delay": a delayed watch gets each event once its version is released, late but complete
+    and in order, everything at the match's end: the timeouts' events too (timed_out, auto_moved, the clocks)."""
+    game = _create(fclient, "gin-standard", TC(per_move=TC.PerMove(limit_ms=200)), AUTO,
+                   spectator_delay=pb.SpectatorDelay(moves=3))  # fmt: skip
+    stream = fclient.stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id), metadata=md(game.spectator),
+                                    timeout=60)  # fmt: skip
+    delayed = list(stream)
+    assert delayed[0].HasField("snapshot")
+    events = [r.event for r in delayed[1:]]
+    everything = _watch(fclient, game, game.tokens[0], lambda e: False)
+    public = [(e.version, e.index, e.kind) for e in everything if e.version > delayed[0].snapshot.version]
+    assert [(e.version, e.index, e.kind) for e in events] == public
+    assert events[-1].kind == "match_ended"
+    assert {"timed_out", "auto_moved", "clock_started", "clock_stopped"} <= {e.kind for e in events}
