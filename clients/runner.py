@@ -13,7 +13,8 @@ left in its view (``View.time_left()``, ``View.clocks``), and a bot still thinki
 (``View.deadline_ms``, plus ``_LATE_GRACE``) is not waited for once the referee has applied its timeout policy:
 the runner goes on from the game as it is then (the match lost on time, ``SeatResult.seat_end``, or the
 referee's automatic move). A move refused because the game moved on meanwhile (the referee's timeout came first)
-is not counted as a refusal.
+is not counted as a refusal; nor is one refused OUT_OF_TIME (the bot answered after its deadline, before the
+referee applied its policy): the runner waits for the policy, then goes on (``SeatResult.late``).
 
 Every event the seat sees reaches ``bot.observe`` once: every event after the version of the first view the
 runner fetched, and when that is version 0 (the runner came before the first move) the first deal's events
@@ -67,6 +68,9 @@ _CATCH_UP = 1.0
 #: its timeout policy (it fires within a second), and how often again after that.
 _LATE_GRACE = 1.0
 _LATE_POLL = 0.5
+#: After a move refused OUT_OF_TIME: how often the view is fetched until the referee's timeout has been applied (it
+#: fires within a poll of its firers, 0.1 s by default).
+_OUT_OF_TIME_POLL = 0.1
 
 
 class _Reconnected:
@@ -511,6 +515,12 @@ class _Play:
                     if not err.rejected_move and err.code != grpc.StatusCode.ABORTED:  # ABORTED: the game moved on
                         raise
                     before, snap = snap, (yield from self.fetch())
+                    if err.reason == "OUT_OF_TIME":  # answered after the deadline: the referee's policy comes next
+                        while not _overtaken(before, snap) and not (stop is not None and stop.is_set()):
+                            yield Sleep(_OUT_OF_TIME_POLL)
+                            snap = yield from self.fetch()
+                        seat.result.late += 1
+                        continue
                     if err.rejected_move and not (before.view.deadline_ms is not None and _overtaken(before, snap)):
                         seat.rejected(err)  # refused for what it is, not because the referee's timeout came first
                     continue

@@ -434,6 +434,15 @@ class Referee:
         seat = self._mover(game, token)
         _check_version(game.version, expected_version)
         engine.apply(self._states.get(game), seat, move)
+        if game.clock and type(move) is not engine.Resign:  # as the commit would (commit_move.lua: "out_of_time")
+            clock = parse_clock(game.clock)
+            if clock.seat >= 0:
+                if self.store.clock_unknown():
+                    await self.store.ping()
+                # a lower estimate of Redis's clock: never refuse what the commit would accept at this instant
+                if self.store.redis_now_ms(lower=True) > clock.deadline:
+                    raise NotAllowedNow("OUT_OF_TIME", f"the seat's decision was due at {clock.deadline} ms "
+                                                       "(Redis's clock)")  # fmt: skip
         return game.version
 
     def _mover(self, game: StoredGame, token: str | None) -> int:
@@ -772,6 +781,13 @@ class Referee:
         initial: ViewData = engine.view(initial_state(game.config), engine.REFEREE)  # type: ignore[assignment]
         initial["game_id"], initial["version"], initial["role"] = game_id, 0, engine.Role.REFEREE
         initial["seats"] = public_seats(game.meta)
+        if game.clock:  # the clocks of version 0 (its entry's clock_started): the first decision's, started
+            dealt = await self.store.log_entry(game_id, 0)
+            fields = clock_of(dealt, {}) if dealt is not None else {}
+            if "clocks" in fields:
+                initial["clocks"] = fields["clocks"]
+            if "deadline_ms" in fields:
+                initial["deadline_ms"] = fields["deadline_ms"]
         return ReplayPage(
             self._settings(game, state, reveal=True),
             initial,
