@@ -108,6 +108,10 @@ class GameStorage(Protocol):
         """StoreUnavailable unless the storage answers; measures its clock."""
         ...
 
+    async def redis_time_ms(self, game_id: str) -> int:
+        """The storage's clock read now, where ``game_id``'s commits read it (ms since the epoch): no estimate."""
+        ...
+
     # ---------------------------------------------------------------------------------------- lifecycle
 
     #: Whether the storage has shards that fail apart (a Redis Cluster): health is then told per shard.

@@ -89,6 +89,8 @@ REPLAY_PAGE_MAX = 2000
 REPLAY_SLACK = 64  # fetched beyond a page, to see where its last version ends
 REPLAY_PAGE_BYTES = 128 * 1024  # stays well inside the 256 KiB message limit
 MAX_SEATS = 6
+#: ValidateMove reads Redis's clock itself (a round trip) for a deadline this close to its estimate (ms)
+_ASK_CLOCK_WITHIN_MS = 1000
 _SEATS = tuple(Caller(engine.Role.SEAT, seat) for seat in range(MAX_SEATS))  # Callers are frozen: one of each will do
 _SPECTATOR = Caller(engine.Role.SPECTATOR)
 
@@ -439,8 +441,13 @@ class Referee:
             if clock.seat >= 0:
                 if self.store.clock_unknown():
                     await self.store.ping()
-                # a lower estimate of Redis's clock: never refuse what the commit would accept at this instant
-                if self.store.redis_now_ms(lower=True) > clock.deadline:
+                # a lower estimate of Redis's clock: never refuse what the commit would accept at this instant;
+                # close to the deadline (within the estimate's error and a second), Redis's clock itself, so that
+                # what the commit just refused is refused here too
+                now = self.store.redis_now_ms(lower=True)
+                if now <= clock.deadline < self.store.redis_now_ms() + _ASK_CLOCK_WITHIN_MS:
+                    now = await self.store.redis_time_ms(game_id)
+                if now > clock.deadline:
                     raise NotAllowedNow("OUT_OF_TIME", f"the seat's decision was due at {clock.deadline} ms "
                                                        "(Redis's clock)")  # fmt: skip
         return game.version

@@ -451,6 +451,16 @@ class GameStore:
             return int((time.time() + offset - self._clock_error) * 1000) - 5
         return int((time.time() + offset) * 1000)
 
+    async def redis_time_ms(self, game_id: str) -> int:
+        """Redis's clock read now (ms since the epoch), on the node that holds ``game_id`` (of a cluster: the
+        clock its commits read): one round trip, no estimate."""
+        async with self._op():
+            (reply,) = await _on_node_of(self.client, game_key(game_id), [("TIME",)])
+        if isinstance(reply, Exception):
+            raise reply
+        seconds, micros = reply
+        return int(seconds) * 1000 + int(micros) // 1000
+
     async def _measure_clock(self) -> None:
         before = time.time()
         seconds, micros = await self.client.time()

@@ -102,6 +102,32 @@ def test_validate_move_after_the_deadline_is_out_of_time_as_submit_move(
         client.move(game, game.tokens[1 - view.to_act], DRAW)
 
 
+@pytest.mark.parametrize("storage", ["standalone", "cluster"])
+def test_validate_move_past_the_deadline_is_out_of_time_however_rough_the_clock_estimate(
+    storage: str, request: pytest.FixtureRequest
+) -> None:
+    """ValidateMove compares a deadline with an estimate of Redis's clock that is never later than it (the commit
+    reads Redis's own); a rough estimate (its measurement's round trip took seconds: a loaded machine) must not make
+    it accept what SubmitMove refuses. A CI run saw that with the ordinary error of a few ms, just past the deadline.
+    On a cluster, the clock read is the game's node's (the one its commit reads)."""
+    url = request.getfixturevalue("redis_server" if storage == "standalone" else "redis_cluster").url
+    with refkit.ServerThread(url) as server:  # a referee of its own (no firer): its estimate is made rough
+        client = Client(server.address)
+        try:
+            game = _create(client, "gin", TC(per_move=TC.PerMove(limit_ms=50)), FORFEIT)
+            view = client.view(game, game.tokens[0])
+            token = game.tokens[view.to_act]
+            _wait_past(server.redis_url.replace("redis-cluster://", "redis://"), view.deadline_ms)
+            with expect_error(grpc.StatusCode.FAILED_PRECONDITION, "OUT_OF_TIME"):
+                client.move(game, token, DRAW)
+            store = server.referee.store
+            store._clock_error = 2.0  # type: ignore[attr-defined]  # (the health check's next ping measures it again)
+            with expect_error(grpc.StatusCode.FAILED_PRECONDITION, "OUT_OF_TIME"):
+                client.stub.ValidateMove(rpb.ValidateMoveRequest(game_id=game.game_id, move=DRAW), metadata=md(token))
+        finally:
+            client.close()
+
+
 def test_validate_move_before_the_deadline_is_accepted(client: Client) -> None:
     game = _create(client, "gin", TC(per_move=TC.PerMove(limit_ms=600_000)), FORFEIT)
     view = client.view(game, game.tokens[0])
