@@ -2001,8 +2001,8 @@ class TimeControl(_message.Message):
     """How much time each seat has for its decisions. Every decision a seat must make is timed alone: each move it
     submits (a draw, a discard, a pass in the take-or-pass ritual, a knock, the defender's declaration or each of
     its meld / lay_off / done moves, each of Rummy's turn steps). A decision starts when the previous move
-    commits (the first one: when the game is created, or when its last open seat is joined) and ends when the
-    seat's move commits; both instants come from Redis's clock (the referee's script reads Redis TIME), so the
+    commits (the first one: when the game is created; a game with open seats cannot have a time control, CreateGame
+    refuses it INVALID_TIME_CONTROL) and ends when the seat's move commits; both instants come from Redis's clock (the referee's script reads Redis TIME), so the
     network between a player and the referee counts against the player. All durations are in milliseconds,
     each 1 .. 86,400,000 (one day); increment_ms may be 0. Unset kind: no time control (no clock, no deadline;
     the game still expires after --idle-ttl without a move).
