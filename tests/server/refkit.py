@@ -189,6 +189,23 @@ def bot_move(view: pb.GameView, rng: random.Random) -> pb.Move:
     return rng.choice(moves)
 
 
+def play(client: Client, game: Game, rng: random.Random, moves: int | None = None) -> None:
+    """Bot moves (bot_move, each by the seat to act): ``moves`` of them, or to the end of the match."""
+    play_over([client], game, rng, moves)
+
+
+def play_over(clients: Sequence[Client], game: Game, rng: random.Random, moves: int | None = None) -> None:
+    """Bot moves sent to the referees in turn: ``moves`` of them, or to the end of the match."""
+    n = 0
+    while moves is None or n < moves:
+        c = clients[n % len(clients)]
+        view = c.view(game, game.tokens[0])
+        if view.phase == pb.PHASE_MATCH_OVER:
+            return
+        c.move(game, game.tokens[view.to_act], bot_move(c.view(game, game.tokens[view.to_act]), rng))
+        n += 1
+
+
 # Gin, dealer 0, seat 1 first. Seat 1 draws 2C and knocks with KC: melds AS-2S-3S, 4H-5H-6H, 7D-8D-9D, deadwood
 # 2C = 2. Seat 0 melds JS-QS-KS, lays off 4S, 7H, TD, keeps 5C 5D 9C 8C = 27. Knocker scores 27 - 2 = 25.
 KNOCKER = "AS 2S 3S 4H 5H 6H 7D 8D 9D KC"
