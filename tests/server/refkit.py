@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -204,6 +205,38 @@ def play_over(clients: Sequence[Client], game: Game, rng: random.Random, moves: 
             return
         c.move(game, game.tokens[view.to_act], bot_move(c.view(game, game.tokens[view.to_act]), rng))
         n += 1
+
+
+def create_timed(client: Client, profile: str, control: pb.TimeControl, policy: pb.TimeoutPolicy | None = None,
+                 players: int = 2, token: str | None = None, **fields: Any) -> Game:  # fmt: skip
+    """A game of human seats P0, P1, ... under ``control`` (and ``policy``: else the referee's default), open to
+    spectators."""
+    request = rpb.CreateGameRequest(
+        profile=profile, seats=[pb.SeatSpec(display_name=f"P{i}") for i in range(players)], time_control=control,
+        allow_spectators=True, **fields,
+    )  # fmt: skip
+    if policy is not None:
+        request.timeout_policy.CopyFrom(policy)
+    created = client.stub.CreateGame(request, metadata=md(token))
+    return Game(created.game_id, {t.seat: t.token for t in created.seat_tokens}, created.spectator_token, created)
+
+
+def redis_ms(url: str) -> int:
+    """Redis's clock (TIME) in milliseconds: the clock the referee's deadlines are in."""
+    r = redis.Redis.from_url(url)
+    try:
+        seconds, micros = r.time()
+    finally:
+        r.close()
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+def wait_past(url: str, deadline_ms: int, seconds: float = 30.0) -> None:
+    """Wait until Redis's clock is past ``deadline_ms`` (the failure bound: ``seconds`` of Redis's clock)."""
+    limit = redis_ms(url) + int(seconds * 1000)
+    while (now := redis_ms(url)) <= deadline_ms:
+        assert now < limit, "Redis's clock never passed the deadline"
+        threading.Event().wait(min(0.02, (deadline_ms - now + 1) / 1000))
 
 
 # Gin, dealer 0, seat 1 first. Seat 1 draws 2C and knocks with KC: melds AS-2S-3S, 4H-5H-6H, 7D-8D-9D, deadwood

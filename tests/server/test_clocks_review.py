@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 import grpc
 import httpx
 import pytest
-import redis
 from google.protobuf import json_format
 
 import engine
@@ -40,41 +39,15 @@ from tests.server.refkit import (
     md,
     move_from_text,
 )
+from tests.server.refkit import create_timed as _create
+from tests.server.refkit import redis_ms as _redis_ms  # noqa: F401 (the module's name for it, as before)
+from tests.server.refkit import wait_past as _wait_past
 
 TC = pb.TimeControl
 FORFEIT = pb.TimeoutPolicy(kind=pb.TimeoutPolicy.KIND_FORFEIT_MATCH)
 AUTO = pb.TimeoutPolicy(kind=pb.TimeoutPolicy.KIND_AUTO_MOVE, max_auto_moves=2)
 DRAW = move_from_text("draw stock")
 T = TypeVar("T")
-
-
-def _redis_ms(url: str) -> int:
-    r = redis.Redis.from_url(url)
-    try:
-        seconds, micros = r.time()
-    finally:
-        r.close()
-    return int(seconds) * 1000 + int(micros) // 1000
-
-
-def _wait_past(url: str, deadline_ms: int, seconds: float = 30.0) -> None:
-    """Wait until Redis's clock is past ``deadline_ms`` (the failure bound: ``seconds`` of Redis's clock)."""
-    limit = _redis_ms(url) + int(seconds * 1000)
-    while (now := _redis_ms(url)) <= deadline_ms:
-        assert now < limit, "Redis's clock never passed the deadline"
-        threading.Event().wait(min(0.02, (deadline_ms - now + 1) / 1000))
-
-
-def _create(client: Client, profile: str, control: pb.TimeControl, policy: pb.TimeoutPolicy | None = None,
-            players: int = 2, token: str | None = None, **fields: object) -> Game:  # fmt: skip
-    request = rpb.CreateGameRequest(
-        profile=profile, seats=[pb.SeatSpec(display_name=f"P{i}") for i in range(players)], time_control=control,
-        allow_spectators=True, **fields,
-    )  # fmt: skip
-    if policy is not None:
-        request.timeout_policy.CopyFrom(policy)
-    created = client.stub.CreateGame(request, metadata=md(token))
-    return Game(created.game_id, {t.seat: t.token for t in created.seat_tokens}, created.spectator_token, created)
 
 
 # ------------------------------------------------------------------ a referee that fires no timeouts (the session's)
