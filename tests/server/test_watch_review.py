@@ -32,10 +32,9 @@ from server.redis_cluster import LocalCluster
 from server.redis_launcher import RedisProcess
 from tests import kit
 from tests.kit import ServerProcess
-from tests.server import refkit
+from tests.server import refkit, webkit
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, md, reason_of, wait_for
 from tests.server.webkit import SERVICE, connect_error_answer, envelope
-from tests.server.webkit import _grpc_status as _webkit_grpc_status
 from tests.server.webkit import watch as http_watch
 from wire.events import event_from_proto as wire_event_from_proto
 
@@ -263,49 +262,30 @@ def _connect_reader(s: _Stream, http_url: str, request: rpb.WatchGameRequest, to
     headers = {"authorization": f"Bearer {token}", "content-type": "application/connect+json",
                "connect-protocol-version": "1"}  # fmt: skip
     body = envelope(json_format.MessageToJson(request).encode())
-    buffer = b""
     with httpx.Client(base_url=http_url, timeout=120) as http, \
             http.stream("POST", f"/{SERVICE}/WatchGame", content=body, headers=headers) as reply:  # fmt: skip
-        for chunk in reply.iter_raw():
-            buffer += chunk
-            while len(buffer) >= 5 and len(buffer) >= 5 + int.from_bytes(buffer[1:5], "big"):
-                size = int.from_bytes(buffer[1:5], "big")
-                flags, payload, buffer = buffer[0], buffer[5 : 5 + size], buffer[5 + size :]
-                if flags & 0x02:
-                    end = json.loads(payload)
-                    if "error" not in end:
-                        return "OK", None
-                    answer = connect_error_answer(json.dumps(end["error"]).encode(), 200)
-                    return answer.status, answer.reason
-                s.add(json_format.Parse(payload, rpb.WatchGameResponse()))
+        for flags, payload in webkit.frames_as_they_come(reply.iter_raw()):
+            if flags & 0x02:
+                end = json.loads(payload)
+                if "error" not in end:
+                    return "OK", None
+                answer = connect_error_answer(json.dumps(end["error"]).encode(), 200)
+                return answer.status, answer.reason
+            s.add(json_format.Parse(payload, rpb.WatchGameResponse()))
     return "CUT", None  # no end-of-stream message
 
 
 def _grpc_web_reader(s: _Stream, http_url: str, request: rpb.WatchGameRequest, token: str) -> tuple[str, str | None]:
     headers = {"authorization": f"Bearer {token}", "content-type": "application/grpc-web+proto", "x-grpc-web": "1"}
-    buffer = b""
     with httpx.Client(base_url=http_url, timeout=120) as http, \
             http.stream("POST", f"/{SERVICE}/WatchGame", content=envelope(request.SerializeToString()),
                         headers=headers) as reply:  # fmt: skip
-        for chunk in reply.iter_raw():
-            buffer += chunk
-            while len(buffer) >= 5 and len(buffer) >= 5 + int.from_bytes(buffer[1:5], "big"):
-                size = int.from_bytes(buffer[1:5], "big")
-                flags, payload, buffer = buffer[0], buffer[5 : 5 + size], buffer[5 + size :]
-                if flags & 0x80:
-                    trailers = {}
-                    for line in payload.decode().split("\r\n"):
-                        if line:
-                            key, _, value = line.partition(":")
-                            trailers[key.strip().lower()] = value.strip()
-                    answer = grpc_status_answer(trailers)
-                    return answer.status, answer.reason
-                s.add(rpb.WatchGameResponse.FromString(payload))
+        for flags, payload in webkit.frames_as_they_come(reply.iter_raw()):
+            if flags & 0x80:
+                answer = webkit.grpc_status_answer(webkit.trailer_fields(payload))
+                return answer.status, answer.reason
+            s.add(rpb.WatchGameResponse.FromString(payload))
     return "CUT", None
-
-
-def grpc_status_answer(trailers: dict[str, str]) -> Any:
-    return _webkit_grpc_status(trailers, b"", None, 200)
 
 
 @pytest.fixture
@@ -650,6 +630,24 @@ def _grpc_web_text_body(body: bytes) -> bytes:
     return b"".join(base64.b64decode(piece) for piece in re.findall(rb"[^=]*=*", body) if piece)
 
 
+def _watch_by_every_framing(http: httpx.Client, request: rpb.WatchGameRequest,
+                            token: str) -> Iterator[tuple[str, httpx.Response, list[tuple[int, bytes]]]]:  # fmt: skip
+    """WatchGame by each HTTP stream framing (Connect binary and JSON, gRPC-Web binary and text), read whole: the
+    framing's name, the answer (HTTP 200: any end is in the body or the trailers) and its frames."""
+    auth = {"authorization": f"Bearer {token}"}
+    binary = envelope(request.SerializeToString())
+    for kind, content_type, body in [
+        ("connect", "application/connect+proto", binary),
+        ("connect-json", "application/connect+json", envelope(json_format.MessageToJson(request).encode())),
+        ("grpc-web", "application/grpc-web+proto", binary),
+        ("grpc-web-text", "application/grpc-web-text", base64.b64encode(binary)),
+    ]:
+        reply = http.post(f"/{SERVICE}/WatchGame", content=body, headers={**auth, "content-type": content_type})
+        assert reply.status_code == 200, (kind, reply.content[:200])
+        raw = _grpc_web_text_body(reply.content) if kind == "grpc-web-text" else reply.content
+        yield kind, reply, _frames(raw)
+
+
 @pytest.mark.parametrize("token_of", ["seat", "spectator"])
 def test_every_http_stream_framing_carries_the_grpc_stream_s_bytes_and_its_end(capped: ServerThread,
                                                                                client: Client,
@@ -666,19 +664,8 @@ def test_every_http_stream_framing_carries_the_grpc_stream_s_bytes_and_its_end(c
                                          response_deserializer=None)  # fmt: skip
     native = list(method(request, metadata=md(token), timeout=60))
     assert len(native) > 10
-    auth = {"authorization": f"Bearer {token}"}
-    binary = envelope(request.SerializeToString())
     with httpx.Client(base_url=capped.http_url, timeout=60) as http:
-        for kind, content_type, body in [
-            ("connect", "application/connect+proto", binary),
-            ("connect-json", "application/connect+json", envelope(json_format.MessageToJson(request).encode())),
-            ("grpc-web", "application/grpc-web+proto", binary),
-            ("grpc-web-text", "application/grpc-web-text", base64.b64encode(binary)),
-        ]:
-            reply = http.post(f"/{SERVICE}/WatchGame", content=body, headers={**auth, "content-type": content_type})
-            assert reply.status_code == 200, (kind, reply.content[:200])
-            raw = _grpc_web_text_body(reply.content) if kind == "grpc-web-text" else reply.content
-            frames = _frames(raw)
+        for kind, _, frames in _watch_by_every_framing(http, request, token):
             messages, (end_flags, end) = frames[:-1], frames[-1]
             assert all(flags == 0 for flags, _ in messages), kind
             if kind == "connect-json":
@@ -698,19 +685,8 @@ def test_every_http_stream_framing_ends_a_refused_watch_with_its_error_and_error
 ) -> None:
     game = _new_game(client, 15)
     request = rpb.WatchGameRequest(game_id=game.game_id)
-    binary = envelope(request.SerializeToString())
-    auth = {"authorization": "Bearer st_nobodys"}
     with httpx.Client(base_url=capped.http_url, timeout=60) as http:
-        for kind, content_type, body in [
-            ("connect", "application/connect+proto", binary),
-            ("connect-json", "application/connect+json", envelope(json_format.MessageToJson(request).encode())),
-            ("grpc-web", "application/grpc-web+proto", binary),
-            ("grpc-web-text", "application/grpc-web-text", base64.b64encode(binary)),
-        ]:
-            reply = http.post(f"/{SERVICE}/WatchGame", content=body, headers={**auth, "content-type": content_type})
-            assert reply.status_code == 200, (kind, reply.content[:200])
-            raw = _grpc_web_text_body(reply.content) if kind == "grpc-web-text" else reply.content
-            frames = _frames(raw)
+        for kind, reply, frames in _watch_by_every_framing(http, request, "st_nobodys"):
             if kind.startswith("connect"):
                 assert len(frames) == 1 and frames[0][0] == 0x02, kind
                 answer = connect_error_answer(json.dumps(json.loads(frames[0][1])["error"]).encode(), 200)
@@ -718,12 +694,8 @@ def test_every_http_stream_framing_ends_a_refused_watch_with_its_error_and_error
                 fields = {k.lower(): v for k, v in reply.headers.items()}
                 if "grpc-status" not in fields:  # not trailers-only: the trailers frame
                     assert len(frames) == 1 and frames[0][0] & 0x80, kind
-                    fields = {}
-                    for line in frames[0][1].decode().split("\r\n"):
-                        if line:
-                            key, _, value = line.partition(":")
-                            fields[key.strip().lower()] = value.strip()
-                answer = grpc_status_answer(fields)
+                    fields = webkit.trailer_fields(frames[0][1])
+                answer = webkit.grpc_status_answer(fields)
             assert (answer.status, answer.reason) == ("UNAUTHENTICATED", "BAD_TOKEN"), (kind, answer)
 
 
