@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import redis
@@ -33,6 +33,7 @@ ORGANIZER = kit.ORGANIZER
 TEST_LIMITS = kit.TEST_LIMITS  # far above the tests' rates, still on (every call goes through the limiter)
 ALL_CARDS = [engine.card_text(c) for c in range(52)]
 TEST_STORAGE_TIMEOUT_S = kit.TEST_STORAGE_TIMEOUT_S
+T = TypeVar("T")
 
 
 class ServerThread(kit.ServerThread):
@@ -261,6 +262,19 @@ def wait_for(condition: Callable[[], bool], what: str, seconds: float = 30.0) ->
     while not condition():
         assert time.monotonic() < deadline, f"never {what}"
         time.sleep(0.05)
+
+
+def retry_unavailable(call: Callable[[], T], seconds: float = 30.0) -> T:
+    """``call`` until it stops failing UNAVAILABLE (Redis has just come back); after ``seconds``, its failure is
+    the test's."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return call()
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def evalsha_calls(r: redis.Redis) -> int:

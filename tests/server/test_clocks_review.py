@@ -378,7 +378,8 @@ def test_deadlines_that_pass_while_redis_is_down_fire_once_it_is_back(private_re
             threading.Event().wait(max(0.0, (max(deadlines) - time.time() * 1000) / 1000) + 0.5)
             private_redis.restart()
             for game, deadline in zip(games, deadlines, strict=True):
-                events = _retry_unavailable(lambda g=game: _watch(client, g, g.spectator, lambda e: False))
+                events = refkit.retry_unavailable(lambda g=game: _watch(client, g, g.spectator, lambda e: False),
+                                                  seconds=60)  # fmt: skip
                 timed_out = [e for e in events if e.kind == "timed_out"]
                 assert len(timed_out) == 1 and timed_out[0].timed_out.forfeit
                 assert timed_out[0].timed_out.deadline_ms == deadline
@@ -386,18 +387,6 @@ def test_deadlines_that_pass_while_redis_is_down_fire_once_it_is_back(private_re
                 assert events[-1].match_ended.result.ended == pb.MATCH_END_TIME
         finally:
             client.close()
-
-
-def _retry_unavailable(call: Callable[[], T], seconds: float = 60.0) -> T:
-    """``call`` until it stops failing UNAVAILABLE (Redis has just come back)."""
-    limit = time.monotonic() + seconds
-    while True:
-        try:
-            return call()
-        except grpc.RpcError as exc:
-            if exc.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > limit:
-                raise
-            threading.Event().wait(0.1)
 
 
 def test_a_replays_initial_view_has_the_clocks_of_version_0(fclient: Client) -> None:
