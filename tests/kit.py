@@ -6,7 +6,8 @@ server.settings ``Settings``), in a thread of the test process or as a child pro
   machine, a 1 s grace, no maximum connection age);
 - ``ServerThread(settings)``: that referee's asyncio loop in a daemon thread, so that plain blocking clients can
   drive it (``firer``: fire the deadlines of time controls, as `serve` does);
-- ``ServerProcess``: ``rummy-referee serve`` as a child process over a given Redis, to kill and restart.
+- ``ServerProcess``: ``rummy-referee serve`` as a child process over a given Redis, to kill and restart;
+- ``run_bench(script, *args)``: one of bench/'s scripts, which start referees of their own, run to its figures.
 
 tests/server/refkit.py and tests/clients/clientkit.py build on these (their ``ServerThread`` keep their options).
 """
@@ -15,11 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from clients.referee_proc import RefereeProcess
 from server.app import RefereeApp, build_referee, limit_settings
@@ -39,6 +43,8 @@ ORGANIZER = "organizer-secret-for-tests"
 #: Limits far above the tests' rates (still on, so every call goes through the limiter as in production).
 TEST_LIMITS = Limits(requests_per_s=1e6, request_burst=1_000_000, games_per_minute=1e6)
 TEST_LIMIT_FLAGS = ("--games-per-minute", "1000000", "--requests-per-second", "1000000", "--request-burst", "1000000")
+#: The repository's root.
+ROOT = Path(__file__).resolve().parents[1]
 #: Not serve's 1 s: the suite's Redis fsyncs every write on a shared machine (fault tests use serve's).
 TEST_STORAGE_TIMEOUT_S = 5.0
 
@@ -179,3 +185,14 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+def run_bench(script: str, *args: str, timeout: float = 240) -> tuple[dict[str, Any], list[str]]:
+    """``python bench/<script> args`` from the repository's root, which must exit 0: the figures it printed last
+    (a line of JSON) and every line it printed."""
+    done = subprocess.run([sys.executable, f"bench/{script}", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.strip().splitlines()
+    figures: dict[str, Any] = json.loads(lines[-1])
+    return figures, lines

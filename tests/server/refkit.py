@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import redis
@@ -32,6 +33,7 @@ ORGANIZER = kit.ORGANIZER
 TEST_LIMITS = kit.TEST_LIMITS  # far above the tests' rates, still on (every call goes through the limiter)
 ALL_CARDS = [engine.card_text(c) for c in range(52)]
 TEST_STORAGE_TIMEOUT_S = kit.TEST_STORAGE_TIMEOUT_S
+T = TypeVar("T")
 
 
 class ServerThread(kit.ServerThread):
@@ -189,6 +191,55 @@ def bot_move(view: pb.GameView, rng: random.Random) -> pb.Move:
     return rng.choice(moves)
 
 
+def play(client: Client, game: Game, rng: random.Random, moves: int | None = None) -> None:
+    """Bot moves (bot_move, each by the seat to act): ``moves`` of them, or to the end of the match."""
+    play_over([client], game, rng, moves)
+
+
+def play_over(clients: Sequence[Client], game: Game, rng: random.Random, moves: int | None = None) -> None:
+    """Bot moves sent to the referees in turn: ``moves`` of them, or to the end of the match."""
+    n = 0
+    while moves is None or n < moves:
+        c = clients[n % len(clients)]
+        view = c.view(game, game.tokens[0])
+        if view.phase == pb.PHASE_MATCH_OVER:
+            return
+        c.move(game, game.tokens[view.to_act], bot_move(c.view(game, game.tokens[view.to_act]), rng))
+        n += 1
+
+
+def create_timed(client: Client, profile: str, control: pb.TimeControl, policy: pb.TimeoutPolicy | None = None,
+                 players: int = 2, token: str | None = None, **fields: Any) -> Game:  # fmt: skip
+    """A game of human seats P0, P1, ... under ``control`` (and ``policy``: else the referee's default), open to
+    spectators."""
+    request = rpb.CreateGameRequest(
+        profile=profile, seats=[pb.SeatSpec(display_name=f"P{i}") for i in range(players)], time_control=control,
+        allow_spectators=True, **fields,
+    )  # fmt: skip
+    if policy is not None:
+        request.timeout_policy.CopyFrom(policy)
+    created = client.stub.CreateGame(request, metadata=md(token))
+    return Game(created.game_id, {t.seat: t.token for t in created.seat_tokens}, created.spectator_token, created)
+
+
+def redis_ms(url: str) -> int:
+    """Redis's clock (TIME) in milliseconds: the clock the referee's deadlines are in."""
+    r = redis.Redis.from_url(url)
+    try:
+        seconds, micros = r.time()
+    finally:
+        r.close()
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+def wait_past(url: str, deadline_ms: int, seconds: float = 30.0) -> None:
+    """Wait until Redis's clock is past ``deadline_ms`` (the failure bound: ``seconds`` of Redis's clock)."""
+    limit = redis_ms(url) + int(seconds * 1000)
+    while (now := redis_ms(url)) <= deadline_ms:
+        assert now < limit, "Redis's clock never passed the deadline"
+        threading.Event().wait(min(0.02, (deadline_ms - now + 1) / 1000))
+
+
 # Gin, dealer 0, seat 1 first. Seat 1 draws 2C and knocks with KC: melds AS-2S-3S, 4H-5H-6H, 7D-8D-9D, deadwood
 # 2C = 2. Seat 0 melds JS-QS-KS, lays off 4S, 7H, TD, keeps 5C 5D 9C 8C = 27. Knocker scores 27 - 2 = 25.
 KNOCKER = "AS 2S 3S 4H 5H 6H 7D 8D 9D KC"
@@ -211,6 +262,19 @@ def wait_for(condition: Callable[[], bool], what: str, seconds: float = 30.0) ->
     while not condition():
         assert time.monotonic() < deadline, f"never {what}"
         time.sleep(0.05)
+
+
+def retry_unavailable(call: Callable[[], T], seconds: float = 30.0) -> T:
+    """``call`` until it stops failing UNAVAILABLE (Redis has just come back); after ``seconds``, its failure is
+    the test's."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return call()
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def evalsha_calls(r: redis.Redis) -> int:

@@ -3,17 +3,12 @@ benchmark itself, not a timing (tests assert correctness, not speed)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from server.redis_launcher import find_redis_server
 from server.settings import DEFAULTS
+from tests import kit
 
-ROOT = Path(__file__).resolve().parents[2]
 POSITIVE = {"referee_cpu_us_per_move", "referee_cpu_us_per_ping", "redis_cpu_us_per_move", "moves_per_s_measured",
             "moves_per_s_two_referees", "moves_per_s_per_referee_core", "moves_per_s_predicted",
             "two_vs_one_predicted", "redis_connections_idle"}  # fmt: skip
@@ -24,11 +19,8 @@ WATCHES = 12  # watched games: well above what the multiplexed feeds may add
 
 @pytest.mark.skipif(find_redis_server() is None, reason="no redis-server binary")
 def test_the_capacity_bench_prints_every_figure() -> None:
-    command = [sys.executable, "bench/capacity.py", "--seconds", "0.2", "--rounds", "1", "--memory-games", "20",
-               "--watches", str(WATCHES)]  # fmt: skip
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stdout + done.stderr
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    figures, _ = kit.run_bench("capacity.py", "--seconds", "0.2", "--rounds", "1", "--memory-games", "20",
+                               "--watches", str(WATCHES))  # fmt: skip
     assert set(figures) >= POSITIVE | MEMORY | {"cpu_per_move_two_vs_one", "redis_connections_per_watch"}, figures
     assert all(figures[k] > 0 for k in POSITIVE), figures
     # The watch feeds are multiplexed (server/events.py): the watched games add the subscriber connection and at

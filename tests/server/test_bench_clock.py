@@ -3,25 +3,17 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from server.redis_launcher import find_redis_server
+from tests import kit
 
-ROOT = Path(__file__).resolve().parents[2]
 KEYS = {"timeout_late_p99_ms", "timeout_late_p50_ms", "clock_move_ratio", "moves_per_s_clock", "moves_per_s_plain"}
 
 
 @pytest.mark.skipif(find_redis_server() is None, reason="no redis-server binary")
 def test_the_clock_bench_prints_every_figure() -> None:
-    command = [sys.executable, "bench/clock.py", "--quick", "--games", "40", "--servers", "1"]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stdout + done.stderr
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    figures, _ = kit.run_bench("clock.py", "--quick", "--games", "40", "--servers", "1")
     assert set(figures) >= KEYS, figures
     assert figures["games"] == 40 and figures["unfinished"] == 0
     assert figures["timeouts"] == 20 + 20 * 3  # forfeit games: one timeout; auto_move (max 1): three

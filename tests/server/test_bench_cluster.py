@@ -3,26 +3,17 @@ the README quotes: a smoke test of the benchmark itself, not a timing (tests ass
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 from server.redis_cluster import LocalCluster
 from server.redis_launcher import RedisProcess
+from tests import kit
 
-ROOT = Path(__file__).resolve().parents[2]
 KEYS = {"cluster_moves_per_s_16", "standalone_moves_per_s_16", "cluster_vs_standalone_16",
         "cluster_referee_cpu_us_per_move_16", "standalone_referee_cpu_us_per_move_16"}  # fmt: skip
 
 
 def test_the_cluster_bench_prints_every_figure(redis_cluster: LocalCluster, redis_server: RedisProcess) -> None:
-    command = [sys.executable, "bench/cluster.py", "--quick", "--cluster-url", redis_cluster.url,
-               "--redis-url", redis_server.url]  # fmt: skip
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stdout + done.stderr
-    lines = done.stdout.strip().splitlines()
-    figures = json.loads(lines[-1])
+    figures, lines = kit.run_bench("cluster.py", "--quick", "--cluster-url", redis_cluster.url,
+                                   "--redis-url", redis_server.url)  # fmt: skip
     assert set(figures) >= KEYS, figures
     assert all(figures[k] > 0 for k in KEYS), figures
     assert figures["servers"] == 1 and figures["rounds"] == 2

@@ -3,27 +3,18 @@ its real moves still play: a smoke test of the benchmark itself, not a timing.""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from server.redis_launcher import find_redis_server
+from tests import kit
 
-ROOT = Path(__file__).resolve().parents[2]
 KEYS = {"echo_per_s_16", "moves_per_s_16", "floor_per_s_16", "move_vs_echo_16", "floor_vs_echo_16",
         "move_vs_floor_16"}  # fmt: skip
 
 
 @pytest.mark.skipif(find_redis_server() is None, reason="no redis-server binary")
 def test_the_floor_bench_prints_every_figure() -> None:
-    command = [sys.executable, "bench/floor.py", "--seconds", "0.2", "--rounds", "3", "--servers", "1"]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stdout + done.stderr
-    lines = done.stdout.strip().splitlines()
-    figures = json.loads(lines[-1])
+    figures, lines = kit.run_bench("floor.py", "--seconds", "0.2", "--rounds", "3", "--servers", "1")
     assert set(figures) >= KEYS, figures
     assert all(figures[k] > 0 for k in KEYS), figures
     assert figures["servers"] == 1 and figures["rounds"] == 3

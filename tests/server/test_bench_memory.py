@@ -3,12 +3,8 @@ suite's Redis: bytes, not timings."""
 
 from __future__ import annotations
 
-import json
 import random
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 import redis
@@ -17,9 +13,9 @@ import engine
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess, find_redis_server
+from tests import kit
 from tests.server.refkit import ORGANIZER, Client, Game, md
 
-ROOT = Path(__file__).resolve().parents[2]
 KEYS = {"bytes_new_game", "bytes_per_move", "bytes_finished_match"}
 # The earlier layout (issue 8): a new game 7.7 KB, and 1.4 KB more per move sent with a request_id.
 EARLIER_NEW_GAME = 7700
@@ -28,13 +24,11 @@ EARLIER_PER_MOVE = 1400
 
 @pytest.mark.skipif(find_redis_server() is None, reason="no redis-server binary")
 def test_the_memory_bench_prints_every_figure() -> None:
-    command = [sys.executable, "bench/memory.py", "--games", "3", "--moves", "4", "--matches", "1", "--no-baseline"]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    figures, lines = kit.run_bench("memory.py", "--games", "3", "--moves", "4", "--matches", "1", "--no-baseline",
+                                   timeout=600)  # fmt: skip
     assert set(figures) >= KEYS, figures
     assert all(figures[k] > 0 for k in KEYS), figures
-    assert "one game's keys (this layout)" in done.stdout
+    assert any("one game's keys (this layout)" in line for line in lines)
 
 
 def _bytes_of(r: redis.Redis, game_id: str) -> int:

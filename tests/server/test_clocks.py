@@ -24,6 +24,7 @@ from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_cluster import LocalCluster
 from server.redis_launcher import RedisProcess, start_redis
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, expect_error, md, move_from_text
+from tests.server.refkit import create_timed as _create
 
 ROOT = Path(__file__).resolve().parents[2]
 TC = pb.TimeControl
@@ -71,18 +72,6 @@ def referees(own_redis: RedisProcess) -> Iterator[list[Referee]]:
     finally:
         for r in started:
             r.stop()
-
-
-def _create(client: Client, profile: str, control: pb.TimeControl, policy: pb.TimeoutPolicy | None = None,
-            players: int = 2, **fields: object) -> Game:  # fmt: skip
-    request = rpb.CreateGameRequest(
-        profile=profile, seats=[pb.SeatSpec(display_name=f"P{i}") for i in range(players)], time_control=control,
-        allow_spectators=True, **fields,
-    )  # fmt: skip
-    if policy is not None:
-        request.timeout_policy.CopyFrom(policy)
-    created = client.stub.CreateGame(request)
-    return Game(created.game_id, {t.seat: t.token for t in created.seat_tokens}, created.spectator_token, created)
 
 
 def _watch_to_end(client: Client, game: Game, timeout: float = 60) -> list[pb.Event]:

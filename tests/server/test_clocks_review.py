@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 import grpc
 import httpx
 import pytest
-import redis
 from google.protobuf import json_format
 
 import engine
@@ -40,41 +39,15 @@ from tests.server.refkit import (
     md,
     move_from_text,
 )
+from tests.server.refkit import create_timed as _create
+from tests.server.refkit import redis_ms as _redis_ms  # noqa: F401 (the module's name for it, as before)
+from tests.server.refkit import wait_past as _wait_past
 
 TC = pb.TimeControl
 FORFEIT = pb.TimeoutPolicy(kind=pb.TimeoutPolicy.KIND_FORFEIT_MATCH)
 AUTO = pb.TimeoutPolicy(kind=pb.TimeoutPolicy.KIND_AUTO_MOVE, max_auto_moves=2)
 DRAW = move_from_text("draw stock")
 T = TypeVar("T")
-
-
-def _redis_ms(url: str) -> int:
-    r = redis.Redis.from_url(url)
-    try:
-        seconds, micros = r.time()
-    finally:
-        r.close()
-    return int(seconds) * 1000 + int(micros) // 1000
-
-
-def _wait_past(url: str, deadline_ms: int, seconds: float = 30.0) -> None:
-    """Wait until Redis's clock is past ``deadline_ms`` (the failure bound: ``seconds`` of Redis's clock)."""
-    limit = _redis_ms(url) + int(seconds * 1000)
-    while (now := _redis_ms(url)) <= deadline_ms:
-        assert now < limit, "Redis's clock never passed the deadline"
-        threading.Event().wait(min(0.02, (deadline_ms - now + 1) / 1000))
-
-
-def _create(client: Client, profile: str, control: pb.TimeControl, policy: pb.TimeoutPolicy | None = None,
-            players: int = 2, token: str | None = None, **fields: object) -> Game:  # fmt: skip
-    request = rpb.CreateGameRequest(
-        profile=profile, seats=[pb.SeatSpec(display_name=f"P{i}") for i in range(players)], time_control=control,
-        allow_spectators=True, **fields,
-    )  # fmt: skip
-    if policy is not None:
-        request.timeout_policy.CopyFrom(policy)
-    created = client.stub.CreateGame(request, metadata=md(token))
-    return Game(created.game_id, {t.seat: t.token for t in created.seat_tokens}, created.spectator_token, created)
 
 
 # ------------------------------------------------------------------ a referee that fires no timeouts (the session's)
@@ -431,7 +404,8 @@ def test_deadlines_that_pass_while_redis_is_down_fire_once_it_is_back(private_re
             threading.Event().wait(max(0.0, (max(deadlines) - time.time() * 1000) / 1000) + 0.5)
             private_redis.restart()
             for game, deadline in zip(games, deadlines, strict=True):
-                events = _retry_unavailable(lambda g=game: _watch(client, g, g.spectator, lambda e: False))
+                events = refkit.retry_unavailable(lambda g=game: _watch(client, g, g.spectator, lambda e: False),
+                                                  seconds=60)  # fmt: skip
                 timed_out = [e for e in events if e.kind == "timed_out"]
                 assert len(timed_out) == 1 and timed_out[0].timed_out.forfeit
                 assert timed_out[0].timed_out.deadline_ms == deadline
@@ -439,18 +413,6 @@ def test_deadlines_that_pass_while_redis_is_down_fire_once_it_is_back(private_re
                 assert events[-1].match_ended.result.ended == pb.MATCH_END_TIME
         finally:
             client.close()
-
-
-def _retry_unavailable(call: Callable[[], T], seconds: float = 60.0) -> T:
-    """``call`` until it stops failing UNAVAILABLE (Redis has just come back)."""
-    limit = time.monotonic() + seconds
-    while True:
-        try:
-            return call()
-        except grpc.RpcError as exc:
-            if exc.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > limit:
-                raise
-            threading.Event().wait(0.1)
 
 
 def test_a_replays_initial_view_has_the_clocks_of_version_0(fclient: Client) -> None:

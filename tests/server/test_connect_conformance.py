@@ -18,7 +18,16 @@ from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread
 from tests.server.test_bad_input_parity import _RESPONSES, _requests, _snapshot, seat_1_to_act
-from tests.server.webkit import GRPC_CODES, PROTOCOLS, SERVICE, call, connect_error_answer, envelope, envelopes
+from tests.server.webkit import (
+    GRPC_CODES,
+    PROTOCOLS,
+    SERVICE,
+    call,
+    connect_error_answer,
+    envelope,
+    envelopes,
+    trailer_fields,
+)
 
 
 @pytest.fixture(scope="module")
@@ -53,15 +62,6 @@ def fresh(web: ServerThread) -> Iterator[Game]:
         yield game
     finally:
         client.close()
-
-
-def _trailers(payload: bytes) -> dict[str, str]:
-    fields = {}
-    for line in payload.decode().split("\r\n"):
-        if line:
-            key, _, value = line.partition(":")
-            fields[key.strip().lower()] = value.strip()
-    return fields
 
 
 # ------------------------------------------------------------------------------------- refused protocol headers
@@ -121,6 +121,11 @@ def _text_frames(body: bytes) -> list[tuple[int, bytes]]:
     return list(envelopes(data))
 
 
+def _text_status_fields(reply: httpx.Response) -> dict[str, str]:
+    """The status fields of a grpc-web-text answer: its headers when trailers-only, else its trailers frame's."""
+    return dict(reply.headers) if "grpc-status" in reply.headers else trailer_fields(_text_frames(reply.content)[-1][1])
+
+
 @pytest.mark.parametrize("content_type", ["application/grpc-web-text", "application/grpc-web-text+proto"])
 def test_grpc_web_text_unary_answers_base64_frames_and_the_trailers(
     http: httpx.Client, game: Game, content_type: str
@@ -137,7 +142,7 @@ def test_grpc_web_text_unary_answers_base64_frames_and_the_trailers(
     assert [flags & 0x80 for flags, _ in frames] == [0, 0x80], frames
     view = rpb.GetGameResponse.FromString(frames[0][1]).view
     assert view.game_id == game.game_id and view.viewer_seat == 1
-    assert _trailers(frames[1][1])["grpc-status"] == "0"
+    assert trailer_fields(frames[1][1])["grpc-status"] == "0"
 
 
 def test_grpc_web_text_refusal_has_the_status_and_reason(http: httpx.Client, game: Game) -> None:
@@ -145,7 +150,7 @@ def test_grpc_web_text_refusal_has_the_status_and_reason(http: httpx.Client, gam
     reply = http.post(f"/{SERVICE}/GetGame", content=body,
                       headers={"content-type": "application/grpc-web-text", "x-grpc-web": "1"})  # fmt: skip
     assert reply.status_code == 200 and reply.headers["content-type"].startswith("application/grpc-web-text")
-    fields = dict(reply.headers) if "grpc-status" in reply.headers else _trailers(_text_frames(reply.content)[-1][1])
+    fields = _text_status_fields(reply)
     assert GRPC_CODES[int(fields["grpc-status"])] == "UNAUTHENTICATED", fields
     assert _grpc_reason(fields) == "MISSING_TOKEN"
 
@@ -158,14 +163,14 @@ def test_grpc_web_text_request_in_padded_pieces_is_read_whole(http: httpx.Client
                       headers={"content-type": "application/grpc-web-text", "x-grpc-web": "1"})  # fmt: skip
     frames = _text_frames(reply.content)
     assert rpb.AnalyzeHandResponse.FromString(frames[0][1]).min_deadwood == 10, frames
-    assert _trailers(frames[-1][1])["grpc-status"] == "0"
+    assert trailer_fields(frames[-1][1])["grpc-status"] == "0"
 
 
 def test_grpc_web_text_that_is_no_base64_is_malformed_request(http: httpx.Client) -> None:
     reply = http.post(f"/{SERVICE}/Ping", content=b"*not base64*",
                       headers={"content-type": "application/grpc-web-text", "x-grpc-web": "1"})  # fmt: skip
     assert reply.status_code == 200
-    fields = dict(reply.headers) if "grpc-status" in reply.headers else _trailers(_text_frames(reply.content)[-1][1])
+    fields = _text_status_fields(reply)
     assert GRPC_CODES[int(fields["grpc-status"])] == "INVALID_ARGUMENT", fields
     assert _grpc_reason(fields) == "MALFORMED_REQUEST"
 
@@ -315,7 +320,7 @@ def _refused(reply: httpx.Response) -> bool:
         return reply.headers["grpc-status"] != "0"
     frames = _text_frames(reply.content) if kind.startswith("application/grpc-web-text") else list(
         envelopes(reply.content))
-    return _trailers(frames[-1][1]).get("grpc-status", "0") != "0"
+    return trailer_fields(frames[-1][1]).get("grpc-status", "0") != "0"
 
 
 def test_no_refusal_on_the_http_port_changes_the_game(web: ServerThread, http: httpx.Client) -> None:

@@ -35,6 +35,7 @@ from tests.server.refkit import (
     health_status,
     md,
     move_from_text,
+    retry_unavailable,
     wait_for,
 )
 from tests.server.webkit import SERVICE
@@ -44,18 +45,6 @@ SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 DRAW = move_from_text("draw stock")
 DISCARD = move_from_text("discard KC")
-
-
-def _retry(call: Callable[[], object], seconds: float = 30.0) -> object:
-    """``call`` until it stops failing UNAVAILABLE (Redis has just come back)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            return call()
-        except grpc.RpcError as exc:
-            if exc.code() != C.UNAVAILABLE or time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
 
 
 def test_a_referee_started_while_redis_is_down_is_not_serving_then_serves_once_it_is_up(
@@ -116,7 +105,7 @@ def test_redis_restarted_empty_the_lost_games_are_not_found_and_new_games_play(
 
         def lost(call: Callable[[], object]) -> None:
             with expect_error(C.NOT_FOUND, "GAME_NOT_FOUND"):
-                _retry(call)
+                retry_unavailable(call)
 
         lost(lambda: client.move(played, played.tokens[1], DISCARD))  # the cached copy is not taken for the game
         lost(lambda: client.move(played, played.tokens[1], DRAW, request_id="d1"))  # its record is gone with it

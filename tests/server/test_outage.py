@@ -4,9 +4,7 @@ lost (the test Redis runs with appendonly and `appendfsync always`, and is kille
 from __future__ import annotations
 
 import random
-import time
-from collections.abc import Callable, Iterator
-from typing import TypeVar
+from collections.abc import Iterator
 
 import grpc
 import pytest
@@ -14,27 +12,14 @@ import pytest
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess
+from tests.server import refkit
 from tests.server.refkit import ORGANIZER, Client, ServerThread, bot_move, expect_error, md, reason_of
-
-T = TypeVar("T")
 
 
 @pytest.fixture
 def outage_server(private_redis: RedisProcess) -> Iterator[ServerThread]:
     with ServerThread(private_redis.url) as server:
         yield server
-
-
-def _retry(call: Callable[[], T], seconds: float = 20.0) -> T:
-    """``call`` until it stops failing with UNAVAILABLE (Redis has just come back)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            return call()
-        except grpc.RpcError as exc:
-            if exc.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
 
 
 def test_redis_killed_mid_game(private_redis: RedisProcess, outage_server: ServerThread) -> None:
@@ -66,7 +51,7 @@ def test_redis_killed_mid_game(private_redis: RedisProcess, outage_server: Serve
     assert cut.value.code() == grpc.StatusCode.UNAVAILABLE and reason_of(cut.value) == "STORAGE_UNAVAILABLE"
 
     private_redis.restart()
-    resumed = _retry(lambda: client.stub.SubmitMove(pending, metadata=md(token)))
+    resumed = refkit.retry_unavailable(lambda: client.stub.SubmitMove(pending, metadata=md(token)), seconds=20)
     again = client.stub.SubmitMove(pending, metadata=md(token))  # the same request_id: the same answer
     assert resumed == again and resumed.version == 13
     acknowledged.append(resumed)

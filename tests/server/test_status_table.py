@@ -31,6 +31,7 @@ from tests.server.refkit import (
     expect_error,
     md,
     move_from_text,
+    wait_past,
 )
 
 DRAW = move_from_text("draw stock")
@@ -179,15 +180,7 @@ def _out_of_time(t: Ctx) -> None:
     tokens = {s.seat: s.token for s in created.seat_tokens}
     game = Game(created.game_id, tokens, "", created)
     view = t.client.view(game, tokens[0])
-    r = redis.Redis.from_url(t.redis.url)
-    try:
-        for _ in range(200):  # a failure bound: 50 ms pass long before
-            seconds, micros = r.time()
-            if seconds * 1000 + micros // 1000 > view.deadline_ms:
-                break
-            threading.Event().wait(0.01)
-    finally:
-        r.close()
+    wait_past(t.redis.url, view.deadline_ms)
     t.client.move(game, tokens[view.to_act], DRAW)
 
 

@@ -12,21 +12,9 @@ import grpc
 
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from tests.server.refkit import ORGANIZER, Client, Game, bot_move, md
+from tests.server.refkit import ORGANIZER, Client, Game, md, play
 
 Position = tuple[int, int]
-
-
-def _play(client: Client, game: Game, rng: random.Random, moves: int | None = None) -> None:
-    """Bot moves: ``moves`` of them, or to the end of the match."""
-    n = 0
-    while moves is None or n < moves:
-        view = client.view(game, game.tokens[0])
-        if view.phase == pb.PHASE_MATCH_OVER:
-            return
-        own = client.view(game, game.tokens[view.to_act])
-        client.move(game, game.tokens[view.to_act], bot_move(own, rng))
-        n += 1
 
 
 def _all_positions(client: Client, game: Game) -> list[Position]:
@@ -49,7 +37,7 @@ def _watch(client: Client, game: Game, token: str, **fields: int) -> Iterator[rp
 
 def test_snapshot_then_every_event_until_the_match_ends(client: Client) -> None:
     game = _new_game(client, 1)
-    _play(client, game, random.Random(1), moves=3)
+    play(client, game, random.Random(1), moves=3)
     stream = _watch(client, game, game.tokens[0])
     first = next(stream)
     assert first.WhichOneof("update") == "snapshot"
@@ -57,7 +45,7 @@ def test_snapshot_then_every_event_until_the_match_ends(client: Client) -> None:
     received: list[rpb.WatchGameResponse] = []
     reader = threading.Thread(target=lambda: received.extend(stream))  # ends when the stream ends
     reader.start()
-    _play(client, game, random.Random(2))
+    play(client, game, random.Random(2))
     reader.join(30)
     assert not reader.is_alive(), "the stream did not end with the match"
     assert all(m.WhichOneof("update") == "event" for m in received)
@@ -75,7 +63,7 @@ def _cut_and_resume(client: Client, game: Game, token: str, *, cut_after: int, e
         if len(got) == cut_after:
             break
     stream.cancel()  # type: ignore[attr-defined]
-    _play(client, game, random.Random(3), moves=25)
+    play(client, game, random.Random(3), moves=25)
     last_version, last_index = got[-1]
     if exact:
         resumed = _watch(client, game, token, after_version=last_version, after_index=last_index)
@@ -85,7 +73,7 @@ def _cut_and_resume(client: Client, game: Game, token: str, *, cut_after: int, e
     reader_got: list[Position] = []
     reader = threading.Thread(target=lambda: reader_got.extend((m.event.version, m.event.index) for m in resumed))
     reader.start()
-    _play(client, game, random.Random(4))
+    play(client, game, random.Random(4))
     reader.join(30)
     assert not reader.is_alive()
     return got + reader_got
@@ -97,7 +85,7 @@ def test_a_cut_stream_resumed_from_its_last_event_gets_every_later_event_exactly
     # play on until some version holds several events (a hand ended), and cut after the first of them
     while not (cuts := [i for i, (p, q) in enumerate(itertools.pairwise(_all_positions(client, game)), 1)
                         if p[0] == q[0]]):  # fmt: skip
-        _play(client, game, rng, moves=1)
+        play(client, game, rng, moves=1)
     cut = cuts[0]
     got = _cut_and_resume(client, game, game.tokens[1], cut_after=cut, exact=True)
     assert got == _all_positions(client, game)
@@ -105,7 +93,7 @@ def test_a_cut_stream_resumed_from_its_last_event_gets_every_later_event_exactly
 
 def test_a_stream_resumed_from_a_whole_version_gets_every_later_event_exactly_once(client: Client) -> None:
     game = _new_game(client, 6)
-    _play(client, game, random.Random(6), moves=10)
+    play(client, game, random.Random(6), moves=10)
     got = _cut_and_resume(client, game, game.tokens[0], cut_after=7, exact=False)
     assert got == _all_positions(client, game)
 
@@ -116,7 +104,7 @@ def test_a_spectator_watches_the_spectator_view(client: Client) -> None:
     snapshot = next(stream).snapshot
     assert snapshot.viewer_role == pb.ROLE_SPECTATOR and not snapshot.HasField("viewer_seat")
     assert not snapshot.hand and not snapshot.legal_moves and not snapshot.hands and not snapshot.stock
-    _play(client, game, random.Random(7), moves=6)
+    play(client, game, random.Random(7), moves=6)
     for _ in range(6):
         event = next(stream).event
         if event.kind == "drew" and event.data["source"] == "stock":
@@ -126,7 +114,7 @@ def test_a_spectator_watches_the_spectator_view(client: Client) -> None:
 
 def test_watching_a_finished_game_replays_its_events_and_ends(client: Client) -> None:
     game = _new_game(client, 8)
-    _play(client, game, random.Random(8))
+    play(client, game, random.Random(8))
     every = [(m.event.version, m.event.index) for m in _watch(client, game, game.tokens[0], after_version=0)]
     assert every == _all_positions(client, game)
     assert [m.WhichOneof("update") for m in _watch(client, game, game.tokens[0])] == ["snapshot"]
@@ -144,7 +132,7 @@ def test_resuming_from_a_version_not_reached_yet_is_refused(client: Client) -> N
 
 def test_replay_pages_hold_whole_versions_and_add_up_to_the_game(client: Client) -> None:
     game = _new_game(client, 10)
-    _play(client, game, random.Random(10))
+    play(client, game, random.Random(10))
     whole = [(e.version, e.index, e.kind) for page in client.replay(game) for e in page.events]
     paged: list[tuple[int, int, str]] = []
     request = rpb.GetReplayRequest(game_id=game.game_id, max_events=3)

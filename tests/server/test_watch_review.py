@@ -32,9 +32,9 @@ from server.redis_cluster import LocalCluster
 from server.redis_launcher import RedisProcess
 from tests import kit
 from tests.kit import ServerProcess
+from tests.server import refkit, webkit
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, md, reason_of, wait_for
 from tests.server.webkit import SERVICE, connect_error_answer, envelope
-from tests.server.webkit import _grpc_status as _webkit_grpc_status
 from tests.server.webkit import watch as http_watch
 from wire.events import event_from_proto as wire_event_from_proto
 
@@ -63,17 +63,6 @@ def _new_game(client: Client, seed: int, **fields: Any) -> Game:
     return client.create("gin", token=ORGANIZER, seed=bytes([seed]) * 16,
                          match=rpb.MatchSettings(target_score=100, max_hands=1), allow_spectators=True,
                          **fields)  # fmt: skip
-
-
-def _play(client: Client, game: Game, rng: random.Random, moves: int | None = None) -> None:
-    n = 0
-    while moves is None or n < moves:
-        view = client.view(game, game.tokens[0])
-        if view.phase == pb.PHASE_MATCH_OVER:
-            return
-        own = client.view(game, game.tokens[view.to_act])
-        client.move(game, game.tokens[view.to_act], bot_move(own, rng))
-        n += 1
 
 
 def _positions(client: Client, game: Game) -> list[Position]:
@@ -161,7 +150,7 @@ def _expected(positions: list[Position], after: dict[str, int], version: int) ->
 
 def test_a_finished_game_resumed_from_every_position_gives_exactly_the_events_after_it(client: Client) -> None:
     game = _new_game(client, 3)
-    _play(client, game, random.Random(3))
+    refkit.play(client, game, random.Random(3))
     positions = _positions(client, game)
     last = positions[-1][0]
     assert len([p for p in positions if p[0] == last]) >= 2  # the last version: hand_ended and match_ended
@@ -177,18 +166,6 @@ def pair(redis_server: RedisProcess) -> Iterator[tuple[ServerThread, ServerThrea
         yield a, b
 
 
-def _play_over(clients: list[Client], game: Game, rng: random.Random, moves: int | None = None) -> None:
-    """Bot moves sent to the referees in turn."""
-    n = 0
-    while moves is None or n < moves:
-        c = clients[n % len(clients)]
-        view = c.view(game, game.tokens[0])
-        if view.phase == pb.PHASE_MATCH_OVER:
-            return
-        c.move(game, game.tokens[view.to_act], bot_move(c.view(game, game.tokens[view.to_act]), rng))
-        n += 1
-
-
 def test_a_live_game_resumed_from_every_position_on_two_referees_gives_exactly_the_events_after_it(
     pair: tuple[ServerThread, ServerThread],
 ) -> None:
@@ -198,7 +175,7 @@ def test_a_live_game_resumed_from_every_position_on_two_referees_gives_exactly_t
     try:
         game = _new_game(clients[0], 4)
         rng = random.Random(4)
-        _play_over(clients, game, rng, moves=6)
+        refkit.play_over(clients, game, rng, moves=6)
         now = clients[0].view(game, game.tokens[0]).version
         cursors = _cursors(_positions(clients[0], game), now)
         tokens = (game.tokens[0], game.tokens[1], game.spectator)
@@ -224,7 +201,7 @@ def test_a_live_game_resumed_from_every_position_on_two_referees_gives_exactly_t
             threads.append(threading.Thread(target=read, args=(n, stream, first), daemon=True))
         for t in threads:
             t.start()
-        _play_over(clients, game, rng)
+        refkit.play_over(clients, game, rng)
         for t in threads:
             t.join(120)
         assert not any(t.is_alive() for t in threads), "a stream did not end with the match"
@@ -285,49 +262,30 @@ def _connect_reader(s: _Stream, http_url: str, request: rpb.WatchGameRequest, to
     headers = {"authorization": f"Bearer {token}", "content-type": "application/connect+json",
                "connect-protocol-version": "1"}  # fmt: skip
     body = envelope(json_format.MessageToJson(request).encode())
-    buffer = b""
     with httpx.Client(base_url=http_url, timeout=120) as http, \
             http.stream("POST", f"/{SERVICE}/WatchGame", content=body, headers=headers) as reply:  # fmt: skip
-        for chunk in reply.iter_raw():
-            buffer += chunk
-            while len(buffer) >= 5 and len(buffer) >= 5 + int.from_bytes(buffer[1:5], "big"):
-                size = int.from_bytes(buffer[1:5], "big")
-                flags, payload, buffer = buffer[0], buffer[5 : 5 + size], buffer[5 + size :]
-                if flags & 0x02:
-                    end = json.loads(payload)
-                    if "error" not in end:
-                        return "OK", None
-                    answer = connect_error_answer(json.dumps(end["error"]).encode(), 200)
-                    return answer.status, answer.reason
-                s.add(json_format.Parse(payload, rpb.WatchGameResponse()))
+        for flags, payload in webkit.frames_as_they_come(reply.iter_raw()):
+            if flags & 0x02:
+                end = json.loads(payload)
+                if "error" not in end:
+                    return "OK", None
+                answer = connect_error_answer(json.dumps(end["error"]).encode(), 200)
+                return answer.status, answer.reason
+            s.add(json_format.Parse(payload, rpb.WatchGameResponse()))
     return "CUT", None  # no end-of-stream message
 
 
 def _grpc_web_reader(s: _Stream, http_url: str, request: rpb.WatchGameRequest, token: str) -> tuple[str, str | None]:
     headers = {"authorization": f"Bearer {token}", "content-type": "application/grpc-web+proto", "x-grpc-web": "1"}
-    buffer = b""
     with httpx.Client(base_url=http_url, timeout=120) as http, \
             http.stream("POST", f"/{SERVICE}/WatchGame", content=envelope(request.SerializeToString()),
                         headers=headers) as reply:  # fmt: skip
-        for chunk in reply.iter_raw():
-            buffer += chunk
-            while len(buffer) >= 5 and len(buffer) >= 5 + int.from_bytes(buffer[1:5], "big"):
-                size = int.from_bytes(buffer[1:5], "big")
-                flags, payload, buffer = buffer[0], buffer[5 : 5 + size], buffer[5 + size :]
-                if flags & 0x80:
-                    trailers = {}
-                    for line in payload.decode().split("\r\n"):
-                        if line:
-                            key, _, value = line.partition(":")
-                            trailers[key.strip().lower()] = value.strip()
-                    answer = grpc_status_answer(trailers)
-                    return answer.status, answer.reason
-                s.add(rpb.WatchGameResponse.FromString(payload))
+        for flags, payload in webkit.frames_as_they_come(reply.iter_raw()):
+            if flags & 0x80:
+                answer = webkit.grpc_status_answer(webkit.trailer_fields(payload))
+                return answer.status, answer.reason
+            s.add(rpb.WatchGameResponse.FromString(payload))
     return "CUT", None
-
-
-def grpc_status_answer(trailers: dict[str, str]) -> Any:
-    return _webkit_grpc_status(trailers, b"", None, 200)
 
 
 @pytest.fixture
@@ -357,7 +315,7 @@ def test_streams_of_a_stopped_referee_end_as_promised_and_resume_on_the_other(
     try:
         game = _new_game(clients[1], 7)
         rng = random.Random(7)
-        _play_over(clients[1:], game, rng, moves=3)
+        refkit.play_over(clients[1:], game, rng, moves=3)
         request = rpb.WatchGameRequest(game_id=game.game_id)
         assert a.http_port and b.http_port
         a_url, b_url = f"http://127.0.0.1:{a.http_port}", f"http://127.0.0.1:{b.http_port}"
@@ -366,7 +324,7 @@ def test_streams_of_a_stopped_referee_end_as_promised_and_resume_on_the_other(
                    (_Stream(_grpc_web_reader, a_url, request, game.spectator), game.spectator)]  # fmt: skip
         for s, _ in streams:
             assert s.started.wait(60) and s.snapshot == 3, s.end
-        _play_over(clients[1:], game, rng, moves=3)
+        refkit.play_over(clients[1:], game, rng, moves=3)
         wait_for(lambda: all(len(s.got) >= 3 for s, _ in streams), "each stream got the moves", 60)
         if how == "SIGTERM":
             a.signal(signal.SIGTERM)
@@ -381,14 +339,14 @@ def test_streams_of_a_stopped_referee_end_as_promised_and_resume_on_the_other(
                 assert s.end == ("UNAVAILABLE", "SHUTTING_DOWN"), s.end
             else:
                 assert s.end is not None and s.end[0] in ("UNAVAILABLE", "CUT"), s.end
-        _play_over(clients[1:], game, rng, moves=4)  # the game goes on meanwhile, on the other referee
+        refkit.play_over(clients[1:], game, rng, moves=4)  # the game goes on meanwhile, on the other referee
         resumed = []
         for (s, token), reader, target in zip(streams, (_grpc_reader, _connect_reader, _grpc_web_reader),
                                               (b.address, b_url, b_url), strict=True):  # fmt: skip
             version, index = s.got[-1]
             again = rpb.WatchGameRequest(game_id=game.game_id, after_version=version, after_index=index)
             resumed.append(_Stream(reader, target, again, token))
-        _play_over(clients[1:], game, rng)
+        refkit.play_over(clients[1:], game, rng)
         positions = [p for p in _positions(clients[1], game) if p[0] > 3]
         for (s, _), r in zip(streams, resumed, strict=True):
             r.thread.join(60)
@@ -466,7 +424,7 @@ def test_every_viewer_s_watched_events_are_the_replay_s_as_that_viewer_may_see_t
     threads = [threading.Thread(target=read, args=(n, token), daemon=True) for n, (token, _) in enumerate(viewers)]
     for t in threads:
         t.start()
-    _play(client, game, random.Random(9))
+    refkit.play(client, game, random.Random(9))
     for t in threads:
         t.join(120)
     assert not any(t.is_alive() for t in threads)
@@ -577,7 +535,7 @@ def test_watchers_that_cancel_and_reconnect_in_a_storm_over_two_referees_get_eve
         threads = [threading.Thread(target=watcher, args=(n,), daemon=True) for n in range(len(tokens))]
         for t in threads:
             t.start()
-        _play_over(clients, game, random.Random(12))
+        refkit.play_over(clients, game, random.Random(12))
         done.set()
         for t in threads:
             t.join(120)
@@ -620,10 +578,10 @@ def test_a_stream_through_a_redis_stall_or_restart_ends_as_unavailable_or_goes_o
         try:
             game = _new_game(client, 13)
             rng = random.Random(13)
-            _play(client, game, rng, moves=2)
+            refkit.play(client, game, rng, moves=2)
             request = rpb.WatchGameRequest(game_id=game.game_id, after_version=0, after_index=0)
             stream = _Stream(_grpc_reader, server.address, request, game.tokens[0])
-            _play(client, game, rng, moves=2)
+            refkit.play(client, game, rng, moves=2)
             wait_for(lambda: len(stream.got) >= 5, "the stream got the moves", 60)
             if fault == "SIGSTOP":
                 os.kill(private_redis.pid, signal.SIGSTOP)
@@ -637,7 +595,7 @@ def test_a_stream_through_a_redis_stall_or_restart_ends_as_unavailable_or_goes_o
                 assert not stream.thread.is_alive(), "the stream outlived its Redis"
                 private_redis.restart()
             wait_for(lambda: _serves(client, game), "the game is served again", 60)
-            _play(client, game, rng, moves=3)
+            refkit.play(client, game, rng, moves=3)
             streams = [stream]
             if not stream.thread.is_alive():
                 assert stream.end is not None and stream.end[0] == "UNAVAILABLE", stream.end
@@ -645,7 +603,7 @@ def test_a_stream_through_a_redis_stall_or_restart_ends_as_unavailable_or_goes_o
                 version, index = stream.got[-1]
                 streams.append(_Stream(_grpc_reader, server.address, rpb.WatchGameRequest(
                     game_id=game.game_id, after_version=version, after_index=index), game.tokens[0]))  # fmt: skip
-            _play(client, game, rng)
+            refkit.play(client, game, rng)
             streams[-1].thread.join(60)
             assert streams[-1].end == ("OK", None), streams[-1].end
             assert [p for s in streams for p in s.got] == _positions(client, game), fault
@@ -672,6 +630,24 @@ def _grpc_web_text_body(body: bytes) -> bytes:
     return b"".join(base64.b64decode(piece) for piece in re.findall(rb"[^=]*=*", body) if piece)
 
 
+def _watch_by_every_framing(http: httpx.Client, request: rpb.WatchGameRequest,
+                            token: str) -> Iterator[tuple[str, httpx.Response, list[tuple[int, bytes]]]]:  # fmt: skip
+    """WatchGame by each HTTP stream framing (Connect binary and JSON, gRPC-Web binary and text), read whole: the
+    framing's name, the answer (HTTP 200: any end is in the body or the trailers) and its frames."""
+    auth = {"authorization": f"Bearer {token}"}
+    binary = envelope(request.SerializeToString())
+    for kind, content_type, body in [
+        ("connect", "application/connect+proto", binary),
+        ("connect-json", "application/connect+json", envelope(json_format.MessageToJson(request).encode())),
+        ("grpc-web", "application/grpc-web+proto", binary),
+        ("grpc-web-text", "application/grpc-web-text", base64.b64encode(binary)),
+    ]:
+        reply = http.post(f"/{SERVICE}/WatchGame", content=body, headers={**auth, "content-type": content_type})
+        assert reply.status_code == 200, (kind, reply.content[:200])
+        raw = _grpc_web_text_body(reply.content) if kind == "grpc-web-text" else reply.content
+        yield kind, reply, _frames(raw)
+
+
 @pytest.mark.parametrize("token_of", ["seat", "spectator"])
 def test_every_http_stream_framing_carries_the_grpc_stream_s_bytes_and_its_end(capped: ServerThread,
                                                                                client: Client,
@@ -680,7 +656,7 @@ def test_every_http_stream_framing_carries_the_grpc_stream_s_bytes_and_its_end(c
     the same messages as the gRPC stream, byte for byte (JSON: the same message), then an end that says OK
     (Connect: an EndStreamResponse with no error; gRPC-Web: a trailers frame, grpc-status 0)."""
     game = _new_game(client, 14)
-    _play(client, game, random.Random(14))
+    refkit.play(client, game, random.Random(14))
     token = game.tokens[1] if token_of == "seat" else game.spectator
     request = rpb.WatchGameRequest(game_id=game.game_id, after_version=0, after_index=0)
     method = client.channel.unary_stream(f"/{SERVICE}/WatchGame",
@@ -688,19 +664,8 @@ def test_every_http_stream_framing_carries_the_grpc_stream_s_bytes_and_its_end(c
                                          response_deserializer=None)  # fmt: skip
     native = list(method(request, metadata=md(token), timeout=60))
     assert len(native) > 10
-    auth = {"authorization": f"Bearer {token}"}
-    binary = envelope(request.SerializeToString())
     with httpx.Client(base_url=capped.http_url, timeout=60) as http:
-        for kind, content_type, body in [
-            ("connect", "application/connect+proto", binary),
-            ("connect-json", "application/connect+json", envelope(json_format.MessageToJson(request).encode())),
-            ("grpc-web", "application/grpc-web+proto", binary),
-            ("grpc-web-text", "application/grpc-web-text", base64.b64encode(binary)),
-        ]:
-            reply = http.post(f"/{SERVICE}/WatchGame", content=body, headers={**auth, "content-type": content_type})
-            assert reply.status_code == 200, (kind, reply.content[:200])
-            raw = _grpc_web_text_body(reply.content) if kind == "grpc-web-text" else reply.content
-            frames = _frames(raw)
+        for kind, _, frames in _watch_by_every_framing(http, request, token):
             messages, (end_flags, end) = frames[:-1], frames[-1]
             assert all(flags == 0 for flags, _ in messages), kind
             if kind == "connect-json":
@@ -720,19 +685,8 @@ def test_every_http_stream_framing_ends_a_refused_watch_with_its_error_and_error
 ) -> None:
     game = _new_game(client, 15)
     request = rpb.WatchGameRequest(game_id=game.game_id)
-    binary = envelope(request.SerializeToString())
-    auth = {"authorization": "Bearer st_nobodys"}
     with httpx.Client(base_url=capped.http_url, timeout=60) as http:
-        for kind, content_type, body in [
-            ("connect", "application/connect+proto", binary),
-            ("connect-json", "application/connect+json", envelope(json_format.MessageToJson(request).encode())),
-            ("grpc-web", "application/grpc-web+proto", binary),
-            ("grpc-web-text", "application/grpc-web-text", base64.b64encode(binary)),
-        ]:
-            reply = http.post(f"/{SERVICE}/WatchGame", content=body, headers={**auth, "content-type": content_type})
-            assert reply.status_code == 200, (kind, reply.content[:200])
-            raw = _grpc_web_text_body(reply.content) if kind == "grpc-web-text" else reply.content
-            frames = _frames(raw)
+        for kind, reply, frames in _watch_by_every_framing(http, request, "st_nobodys"):
             if kind.startswith("connect"):
                 assert len(frames) == 1 and frames[0][0] == 0x02, kind
                 answer = connect_error_answer(json.dumps(json.loads(frames[0][1])["error"]).encode(), 200)
@@ -740,12 +694,8 @@ def test_every_http_stream_framing_ends_a_refused_watch_with_its_error_and_error
                 fields = {k.lower(): v for k, v in reply.headers.items()}
                 if "grpc-status" not in fields:  # not trailers-only: the trailers frame
                     assert len(frames) == 1 and frames[0][0] & 0x80, kind
-                    fields = {}
-                    for line in frames[0][1].decode().split("\r\n"):
-                        if line:
-                            key, _, value = line.partition(":")
-                            fields[key.strip().lower()] = value.strip()
-                answer = grpc_status_answer(fields)
+                    fields = webkit.trailer_fields(frames[0][1])
+                answer = webkit.grpc_status_answer(fields)
             assert (answer.status, answer.reason) == ("UNAUTHENTICATED", "BAD_TOKEN"), (kind, answer)
 
 
@@ -796,7 +746,7 @@ def test_a_grpc_watcher_that_never_reads_is_cut_too_slow_then_resumes_without_a_
         rng = random.Random(17)
         cut = False
         for _ in range(40):  # rounds of 50 moves, until the hub has cut the watcher (it no longer follows)
-            _play(client, game, rng, moves=50)
+            refkit.play(client, game, rng, moves=50)
             if hub.cursor(game.game_id) is None:
                 cut = True
                 break
@@ -871,7 +821,7 @@ def test_the_last_watcher_leaving_and_a_new_one_arriving_before_the_unsubscribe_
         _on_loop(server, _call(lambda: (setattr(sub, "pong_due", True), sub.send("PING"))))
         wait_for(lambda: not sub.pong_due or sub.lost.done(), "the PING after the acknowledgements answered", 60)
         assert not sub.lost.done(), "the link was cut for an unsubscribe the hub had asked for"
-        _play(client, game, random.Random(18), moves=1)
+        refkit.play(client, game, random.Random(18), moves=1)
         assert next(second).event.version == 1
         second.cancel()
     finally:

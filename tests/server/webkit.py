@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import unquote
@@ -111,20 +111,40 @@ def envelopes(data: bytes) -> Iterator[tuple[int, bytes]]:
         at += 5 + size
 
 
+def frames_as_they_come(chunks: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """The (flags, payload) frames of an enveloped body read in ``chunks``, each as soon as it has arrived whole."""
+    buffer = b""
+    for chunk in chunks:
+        buffer += chunk
+        while len(buffer) >= 5 and len(buffer) >= 5 + int.from_bytes(buffer[1:5], "big"):
+            size = int.from_bytes(buffer[1:5], "big")
+            flags, payload, buffer = buffer[0], buffer[5 : 5 + size], buffer[5 + size :]
+            yield flags, payload
+
+
 def connect_watch_frames(http_url: str, game_id: str, token: str, *, timeout: float) -> Iterator[tuple[int, bytes]]:
     """WatchGame over Connect JSON on the HTTP port: each (flags, payload) frame as soon as it has arrived whole
     (flags & 0x02: the end-of-stream message)."""
     headers = {"authorization": f"Bearer {token}", "content-type": "application/connect+json"}
     body = envelope(json.dumps({"gameId": game_id}).encode())
-    buffer = b""
     with httpx.Client(base_url=http_url, timeout=timeout) as http, \
             http.stream("POST", f"/{SERVICE}/WatchGame", content=body, headers=headers) as reply:  # fmt: skip
-        for chunk in reply.iter_bytes():
-            buffer += chunk
-            while len(buffer) >= 5 and len(buffer) >= 5 + int.from_bytes(buffer[1:5], "big"):
-                size = int.from_bytes(buffer[1:5], "big")
-                flags, payload, buffer = buffer[0], buffer[5 : 5 + size], buffer[5 + size :]
-                yield flags, payload
+        yield from frames_as_they_come(reply.iter_bytes())
+
+
+def trailer_fields(payload: bytes) -> dict[str, str]:
+    """The fields of a gRPC-Web trailers frame's payload (``name: value`` lines), by lower-case name."""
+    fields = {}
+    for line in payload.decode().split("\r\n"):
+        if line:
+            key, _, value = line.partition(":")
+            fields[key.strip().lower()] = value.strip()
+    return fields
+
+
+def grpc_status_answer(fields: dict[str, str]) -> Answer:
+    """The status that a stream's trailers (or a trailers-only answer's headers) say, as an Answer."""
+    return _grpc_status(fields, b"", None, 200)
 
 
 def _grpc_status(fields: dict[str, str], body: bytes, message: Any, http_status: int) -> Answer:
@@ -154,10 +174,7 @@ def grpc_web_call(http: httpx.Client, path: str, request: Message, response_type
     trailers: dict[str, str] = {}
     for flags, payload in envelopes(reply.content):
         if flags & 0x80:
-            for line in payload.decode().split("\r\n"):
-                if line:
-                    key, _, value = line.partition(":")
-                    trailers[key.strip().lower()] = value.strip()
+            trailers.update(trailer_fields(payload))
         else:
             message = response_type.FromString(payload)
     return _grpc_status(trailers, reply.content, message, 200)
@@ -180,23 +197,16 @@ def watch(http: httpx.Client, request: rpb.WatchGameRequest, token: str | None, 
     parts: list[StreamPart] = []
     with http.stream("POST", f"/{SERVICE}/WatchGame", content=body, headers=headers) as reply:
         assert reply.status_code == 200, reply.read()
-        buffer = b""
-        for chunk in reply.iter_raw():
-            buffer += chunk
-            while len(buffer) >= 5:
-                flags, size = struct.unpack(">BI", buffer[:5])
-                if len(buffer) < 5 + size:
-                    break
-                payload, buffer = buffer[5 : 5 + size], buffer[5 + size :]
-                if flags & 0x02:
-                    end = json.loads(payload)
-                    if "error" in end:
-                        error = end["error"]
-                        return parts, connect_error_answer(json.dumps(error).encode(), 200)
-                    return parts, Answer("OK", None, None, payload)
-                message = rpb.WatchGameResponse()
-                json_format.Parse(payload, message)
-                parts.append(StreamPart(payload, message))
-                if limit is not None and len(parts) >= limit:
-                    return parts, None  # leaving the block closes the response mid-stream: a cut
+        for flags, payload in frames_as_they_come(reply.iter_raw()):
+            if flags & 0x02:
+                end = json.loads(payload)
+                if "error" in end:
+                    error = end["error"]
+                    return parts, connect_error_answer(json.dumps(error).encode(), 200)
+                return parts, Answer("OK", None, None, payload)
+            message = rpb.WatchGameResponse()
+            json_format.Parse(payload, message)
+            parts.append(StreamPart(payload, message))
+            if limit is not None and len(parts) >= limit:
+                return parts, None  # leaving the block closes the response mid-stream: a cut
     raise AssertionError("the stream ended without its end-of-stream message")
