@@ -6,7 +6,8 @@ are GetReplay's; a spectator page follows the game live; every byte either page 
 WatchGame stream) holds no card its viewer may not see at that version (the scan of
 tests/server/test_hidden_info.py, on Connect JSON; the states rebuilt from the seed GetReplay reveals at the
 match's end and the moves its events name); a refused move is shown in words; the page reconnects after a
-dropped connection and goes on. A screenshot of the table at the end of the hand goes to the test's tmp dir.
+dropped connection and goes on; the end of a hand fits a phone's width. A screenshot of the table at the end of
+the hand goes to the test's tmp dir.
 
 Skipped (with the reason) when Playwright or /usr/bin/chromium is missing: `.ci/run` installs chromium."""
 
@@ -260,6 +261,12 @@ def test_gin_hand_started_in_the_lobby_against_a_house_bot_with_a_spectator_and_
     assert replayed.seats_moves(1), "the house bot played"
     assert page.locator("#hand-end .row").count() == 2  # every hand shown
     page.screenshot(path=str(tmp_path / "web-table-gin.png"))
+    # on a phone the hand's end fits the screen's width: its scores and the Close button are not off to the side
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    close = page.locator("#hand-end-close").bounding_box()
+    assert close and close["x"] + close["width"] <= 390, close
+    page.screenshot(path=str(tmp_path / "web-table-gin-phone.png"), full_page=True)
     spectator.wait_for_function("document.body.dataset.phase === 'MATCH_OVER'")
     assert _shown_totals(spectator) == totals
     assert int(spectator.get_attribute("body", "data-version") or 0) == replayed.last_version
