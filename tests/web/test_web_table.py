@@ -6,8 +6,9 @@ are GetReplay's; a spectator page follows the game live; every byte either page 
 WatchGame stream) holds no card its viewer may not see at that version (the scan of
 tests/server/test_hidden_info.py, on Connect JSON; the states rebuilt from the seed GetReplay reveals at the
 match's end and the moves its events name); a refused move is shown in words; the page reconnects after a
-dropped connection and goes on; the end of a hand fits a phone's width. A screenshot of the table at the end of
-the hand goes to the test's tmp dir.
+dropped connection and goes on; the cards the page names in words (action buttons, known cards) are faces,
+"10♥", not engine text; the end of a hand fits a phone's width. A screenshot of the table at the end of the hand
+goes to the test's tmp dir.
 
 Skipped (with the reason) when Playwright or /usr/bin/chromium is missing: `.ci/run` installs chromium."""
 

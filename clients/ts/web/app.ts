@@ -62,14 +62,23 @@ let watching: AbortController | undefined;
 
 // ------------------------------------------------------------------------------------------ cards
 
+/** A card as people read it, in the page's words as on its faces: "TH" is "10♥". */
+function face(card: string): string {
+  return `${card[0] === "T" ? "10" : card[0]!}${SUITS[card[1]!]}`;
+}
+
+/** Cards as people read them: "7♥ 8♥ 9♥". */
+function faces(cards: Iterable<string>): string {
+  return [...cards].map(face).join(" ");
+}
+
 function cardEl(card: string, tag: "div" | "button" = "div"): HTMLElement {
   const el = document.createElement(tag);
   el.className = `card ${card[1]}`;
   el.dataset.card = card;
-  el.title = card;
-  const r = card[0] === "T" ? "10" : card[0]!;
-  el.innerHTML = `<span class="r">${r}${SUITS[card[1]!]}</span><span class="s">${SUITS[card[1]!]}</span>`;
-  el.setAttribute("aria-label", card);
+  el.title = face(card);
+  el.innerHTML = `<span class="r">${face(card)}</span><span class="s">${SUITS[card[1]!]}</span>`;
+  el.setAttribute("aria-label", face(card));
   return el;
 }
 
@@ -180,7 +189,7 @@ function render(): void {
     if (s.knownCards.length && s.seat !== v.viewerSeat) {
       const known = document.createElement("div");
       known.className = "known";
-      known.textContent = `known: ${s.knownCards.join(" ")}`;
+      known.textContent = `known: ${faces(s.knownCards)}`;
       el.append(known);
     }
     seats.append(el);
@@ -254,21 +263,21 @@ function render(): void {
   const pass = legalOf("passTurn")[0];
   if (pass) add("Pass", pass, "passTurn");
   const discardMove = legalOf("discard").find((m) => m.move.case === "discard" && m.move.value.card === one);
-  if (discardMove && one) add(`Discard ${one}`, discardMove, "discard");
+  if (discardMove && one) add(`Discard ${face(one)}`, discardMove, "discard");
   const knock = legalOf("knock").find((m) => m.move.case === "knock" && m.move.value.discard === one);
-  if (knock && one) add(`Knock, discarding ${one}`, knock, "knock");
+  if (knock && one) add(`Knock, discarding ${face(one)}`, knock, "knock");
   const bigGin = legalOf("bigGin")[0];
   if (bigGin) add("Big gin!", bigGin, "bigGin");
   const key = [...selected].sort().join(" ");
   const meld = legalOf("meld").find((m) => m.move.case === "meld" && [...m.move.value.cards].sort().join(" ") === key);
-  if (meld && selected.size) add(`Meld ${[...selected].join(" ")}`, meld, "meld");
+  if (meld && selected.size) add(`Meld ${faces(sortCards([...selected]))}`, meld, "meld");
   const declareBest = legalOf("declare").find((m) => m.move.case === "declare" && m.move.value.best);
   if (declareBest) add("Lay off the best way", declareBest, "declareBest");
   const done = legalOf("done")[0];
   if (done) add("Done laying off", done, "done");
   if (layoffs.length) {
     const hint = document.createElement("span");
-    hint.textContent = `click a highlighted meld to lay off ${one}`;
+    hint.textContent = `click a highlighted meld to lay off ${face(one!)}`;
     actions.append(hint);
   }
   if (myTurn && !actions.querySelector("button")) {
@@ -303,7 +312,7 @@ function meldEl(tm: TableMeld, layoff: Move | undefined): HTMLElement {
     const card = cardEl(c);
     if (laid.has(c)) {
       card.classList.add("laid");
-      card.title = `${c}, laid off by ${seatName(laid.get(c))}`;
+      card.title = `${face(c)}, laid off by ${seatName(laid.get(c))}`;
     }
     el.querySelector(".cards")!.append(card);
   }
