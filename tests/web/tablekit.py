@@ -49,7 +49,9 @@ def why_no_browser() -> str | None:
 
 class CuttableProxy:
     """A TCP proxy on a free port of 127.0.0.1 to ``target`` (host, port): ``cut()`` closes every connection
-    through it at once, a real dropped connection for the page (new connections are accepted again at once)."""
+    through it at once, a real dropped connection for the page (new connections are accepted again at once);
+    while ``refusing`` is set, each new connection is closed as soon as it is accepted (the referee out of reach,
+    as while it restarts)."""
 
     def __init__(self, target: tuple[str, int]) -> None:
         self.target = target
@@ -58,6 +60,7 @@ class CuttableProxy:
         self.sockets: list[socket.socket] = []
         self.lock = threading.Lock()
         self.cuts = 0
+        self.refusing = False
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -66,6 +69,9 @@ class CuttableProxy:
                 inner, _ = self.listener.accept()
             except OSError:
                 return
+            if self.refusing:
+                inner.close()
+                continue
             outer = socket.create_connection(self.target)
             with self.lock:
                 self.sockets += [inner, outer]

@@ -6,9 +6,10 @@ are GetReplay's; a spectator page follows the game live; every byte either page 
 WatchGame stream) holds no card its viewer may not see at that version (the scan of
 tests/server/test_hidden_info.py, on Connect JSON; the states rebuilt from the seed GetReplay reveals at the
 match's end and the moves its events name); a refused move is shown in words; the page reconnects after a
-dropped connection and goes on; the cards the page names in words (action buttons, known cards) are faces,
-"10♥", not engine text; the end of a hand fits a phone's width. A screenshot of the table at the end of the hand
-goes to the test's tmp dir.
+dropped connection and goes on; a move tried while the referee is out of reach is shown as that, in words, until
+the page is back; the cards the page names in words (action buttons, known cards) are faces, "10♥", not engine
+text; the end of a hand fits a phone's width. A screenshot of the table at the end of the hand goes to the test's
+tmp dir.
 
 Skipped (with the reason) when Playwright or /usr/bin/chromium is missing: `.ci/run` installs chromium."""
 
@@ -315,6 +316,20 @@ def test_rummy_three_players_two_house_bots_joined_by_id_reconnects_and_scores_a
     proxy.cut()
     page.wait_for_selector("#status[data-status='reconnecting']")
     page.wait_for_selector("#status[data-status='live']")
+    # the referee out of reach (as while it restarts): a move tried meanwhile is not made, and the page says why in
+    # words (not the browser's "Failed to fetch"); once the referee is back the note goes and play goes on
+    if table.wait_turn_or_end():
+        page.wait_for_selector("#stock.clickable")
+        proxy.refusing = True
+        proxy.cut()
+        page.wait_for_selector("#status[data-status='reconnecting']")
+        page.click("#stock")
+        page.wait_for_selector("#refusal:not([hidden])")
+        assert "cannot reach the referee" in page.inner_text("#refusal"), page.inner_text("#refusal")
+        assert "Failed to fetch" not in page.inner_text("#refusal")
+        proxy.refusing = False
+        page.wait_for_selector("#status[data-status='live']")
+        page.wait_for_selector("#refusal", state="hidden")
     count = len(played) + play_with_mouse(table, client, game, 0, rng, played)
     totals = _shown_totals(page)
     replayed = _replayed(client, game)
@@ -323,7 +338,7 @@ def test_rummy_three_players_two_house_bots_joined_by_id_reconnects_and_scores_a
     assert replayed.seats_moves(1) and replayed.seats_moves(2), "both house bots played"
     assert page.locator("#hand-end .row").count() == 3
     page.screenshot(path=str(tmp_path / "web-table-rummy.png"))
-    assert proxy.cuts == 1
+    assert proxy.cuts in (1, 2)  # the second: the referee out of reach, unless the hand had ended by then
     # what the page got (the stream cut mid-hand has no complete body: what it received is not in the capture)
     assert scan(capture, 0, replayed) > count
     assert not errors, errors

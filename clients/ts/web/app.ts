@@ -384,13 +384,26 @@ function renderHandEnd(): void {
   box.hidden = false;
 }
 
-function showRefusal(r: Refusal | undefined): void {
+/** A call that got no answer at all: the page could not reach the referee (the browser's fetch failed, which
+ * Connect reports as UNKNOWN in the browser's own words, "Failed to fetch"). Not a refusal: nothing was judged. */
+function unreached(err: unknown): boolean {
+  return err instanceof TypeError || (err instanceof Error && err.cause instanceof TypeError);
+}
+
+const UNREACHED_WORDS = "The page cannot reach the referee right now";
+const UNSENT_WORDS = "so that move may not have been made: once the connection is back, the table shows the game as it is";
+
+/** The refused (or unsent) move's note; a note that the referee was out of reach goes once the page is live. */
+function showRefusal(r: Refusal | undefined, unreachable = false): void {
   const el = $("refusal");
   el.hidden = !r;
   if (!r) return;
   el.dataset.reason = r.reason;
   el.dataset.code = r.code;
-  el.textContent = `Refused: ${REASON_WORDS[r.reason] ?? r.message} (${r.reason || r.code})`;
+  el.dataset.unreached = String(unreachable);
+  el.textContent = unreachable
+    ? `${UNREACHED_WORDS}, ${UNSENT_WORDS}.`
+    : `Refused: ${REASON_WORDS[r.reason] ?? r.message} (${r.reason || r.code})`;
 }
 
 function log(text: string): void {
@@ -403,6 +416,7 @@ function log(text: string): void {
 function setStatus(state: string, text: string): void {
   $("status").dataset.status = state;
   $("status").textContent = text;
+  if (state === "live" && $("refusal").dataset.unreached === "true") showRefusal(undefined);
 }
 
 // ------------------------------------------------------------------------------------------ calls
@@ -420,7 +434,7 @@ async function play(m: Move): Promise<void> {
     if (answer.view && answer.view.version >= (view?.version ?? 0n)) view = answer.view;
     render();
   } catch (err) {
-    showRefusal(refusal(err));
+    showRefusal(refusal(err), unreached(err));
     await refresh().catch(() => undefined);
   } finally {
     busy = false;
@@ -520,7 +534,7 @@ async function open(game: string, token: string): Promise<void> {
     await refresh();
   } catch (err) {
     session = undefined;
-    showLobbyError(refusal(err));
+    showLobbyError(refusal(err), unreached(err));
     return;
   }
   $("lobby").hidden = true;
@@ -529,10 +543,10 @@ async function open(game: string, token: string): Promise<void> {
   void follow();
 }
 
-function showLobbyError(r: Refusal): void {
+function showLobbyError(r: Refusal, unreachable = false): void {
   $("lobby").hidden = false;
   $("table").hidden = false;
-  showRefusal(r);
+  showRefusal(r, unreachable);
   $("table").hidden = true;
   let el = document.getElementById("lobby-error");
   if (!el) {
@@ -540,7 +554,8 @@ function showLobbyError(r: Refusal): void {
     $("lobby").append(el);
   }
   el.dataset.reason = r.reason;
-  el.textContent = `Refused: ${REASON_WORDS[r.reason] ?? r.message} (${r.reason || r.code})`;
+  el.textContent = unreachable ? `${UNREACHED_WORDS}: try again in a moment.`
+    : `Refused: ${REASON_WORDS[r.reason] ?? r.message} (${r.reason || r.code})`;
 }
 
 // ------------------------------------------------------------------------------------------ lobby
@@ -576,7 +591,7 @@ $("new-game").onsubmit = async (e) => {
     log(`game ${created.gameId} created` + (bots ? "" : "; others join it by its id") +
       (created.spectatorToken ? `; spectator token ${created.spectatorToken}` : ""));
   } catch (err) {
-    showLobbyError(refusal(err));
+    showLobbyError(refusal(err), unreached(err));
   }
 };
 
@@ -589,7 +604,7 @@ $("join-game").onsubmit = async (e) => {
     if (!token) token = (await referee.joinGame({ gameId: game, displayName: String(f.get("name") || "Guest") })).token;
     await open(game, token);
   } catch (err) {
-    showLobbyError(refusal(err));
+    showLobbyError(refusal(err), unreached(err));
   }
 };
 
