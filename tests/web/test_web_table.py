@@ -7,7 +7,7 @@ WatchGame stream) holds no card its viewer may not see at that version (the scan
 tests/server/test_hidden_info.py, on Connect JSON; the states rebuilt from the seed GetReplay reveals at the
 match's end and the moves its events name); a refused move is shown in words; the page reconnects after a
 dropped connection and goes on; a move tried while the referee is out of reach is shown as that, in words, until
-the page is back; the cards the page names in words (action buttons, known cards) are faces, "10♥", not engine
+the page is back; the cards the page names in words (action buttons, known cards, the log) are faces, "10♥", not engine
 text; the end of a hand fits a phone's width. A screenshot of the table at the end of the hand goes to the test's
 tmp dir.
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from tests.server.refkit import ORGANIZER, Client, Game, bot_move, md
 from tests.web.tablekit import (
     CHROMIUM,
     LAUNCH_ARGS,
+    RAW_CARD,
     TIMEOUT_MS,
     Capture,
     CuttableProxy,
@@ -263,6 +265,11 @@ def test_gin_hand_started_in_the_lobby_against_a_house_bot_with_a_spectator_and_
     assert replayed.seats_moves(1), "the house bot played"
     assert page.locator("#hand-end .row").count() == 2  # every hand shown
     page.screenshot(path=str(tmp_path / "web-table-gin.png"))
+    # the log says what each seat did in words, its cards as faces ("Gin bot 1: discarded 10♥"), not the events'
+    # kinds ("6.1 Gin bot 1: discarded", "hand_ended"); the line of the game's creation names its id and tokens
+    said = [line for line in page.inner_text("#log").splitlines() if " created" not in line]
+    assert any(re.fullmatch(r"Gin bot 1: discarded (10|[A2-9JQK])[♠♥♦♣]", line) for line in said), said
+    assert not any(RAW_CARD.search(line) or "_" in line for line in said), said
     # on a phone the hand's end fits the screen's width: its scores and the Close button are not off to the side
     page.set_viewport_size({"width": 390, "height": 844})
     assert page.evaluate("document.documentElement.scrollWidth") <= 390

@@ -4,7 +4,8 @@
 // dropped connection comes back to the same seat; the stream resumes from the last event received.
 import {
   SeatSpecSchema, GameKind, MeldKind, Phase, Role, SeatKind, TimeoutPolicy_Kind, auth, connectReferee, move, moveText,
-  refusal, watchGame, type GameView, type Move, type Refusal, type SeatClock, type TableMeld, type TimeControlSchema,
+  refusal, watchGame, type Event, type GameView, type Move, type Refusal, type SeatClock, type TableMeld,
+  type TimeControlSchema,
 } from "../src/web.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
@@ -406,6 +407,29 @@ function showRefusal(r: Refusal | undefined, unreachable = false): void {
     : `Refused: ${REASON_WORDS[r.reason] ?? r.message} (${r.reason || r.code})`;
 }
 
+/** What an event did, in words, with the cards it names as the viewer may see them ("drew from the stock",
+ * "discarded 10♥", "laid off 7♠ on #2"); the event's kind for the rest ("hand ended"). */
+function eventWords(ev: Event): string {
+  const p = ev.payload;
+  switch (p.case) {
+    case "drew":
+      return p.value.source === "stock" ? `drew ${p.value.card ? face(p.value.card) + " " : ""}from the stock`
+        : `took ${p.value.card ? face(p.value.card) : "the top card"} from the discard pile`;
+    case "passed": return `passed${p.value.card ? ` on the upcard ${face(p.value.card)}` : ""}`;
+    case "discarded": return `discarded ${face(p.value.card)}`;
+    case "knocked": return p.value.gin ? `went gin, discarding ${face(p.value.discard)}`
+      : `knocked with ${p.value.deadwood} deadwood, discarding ${face(p.value.discard)}`;
+    case "bigGin": return "went big gin";
+    case "melded": return `melded ${faces(p.value.meld?.cards ?? [])} (#${p.value.meldId})`;
+    case "laidOff": return `laid off ${face(p.value.card)} on #${p.value.meldId}`;
+    case "declared": return `declared: ${p.value.deadwood} deadwood`;
+    case "timedOut": return p.value.forfeit ? "out of time: the match is lost on time"
+      : "out of time: the referee moves instead";
+    case "autoMoved": return "the referee moved for this seat";
+    default: return ev.kind.replaceAll("_", " ");
+  }
+}
+
 function log(text: string): void {
   const line = document.createElement("div");
   line.textContent = text;
@@ -507,12 +531,8 @@ async function follow(): Promise<void> {
         render();
       } else if (u.update.case === "event") {
         const ev = u.update.value;
-        const typed = ev.payload; // the event's typed message (Event.payload)
-        const words = typed.case === "timedOut" ? (typed.value.forfeit ? "out of time: the match is lost on time"
-          : "out of time: the referee moves instead") : typed.case === "autoMoved" ? "the referee moved for this seat"
-          : ev.kind;
         if (ev.kind !== "clock_started" && ev.kind !== "clock_stopped") { // the seats' clocks show those
-          log(`${ev.version}.${ev.index} ${ev.seat === undefined ? "" : seatName(ev.seat) + ": "}${words}`);
+          log(`${ev.seat === undefined ? "" : seatName(ev.seat) + ": "}${eventWords(ev)}`);
         }
         if (!view || ev.version > view.version) await refresh().catch(() => undefined); // the next event retries
       }
