@@ -25,7 +25,7 @@ from clients.sdk.values import TIMEOUT_POLICIES
 from clients.terminal import replay as replay_view
 from clients.terminal.local import LocalReferee, LocalRefereeError
 from clients.terminal.render import Style, detect_style
-from clients.terminal.session import BotSeat, Session
+from clients.terminal.session import PATIENT, BotSeat, Session
 
 OptionValue = bool | int | str
 PROFILES = ("gin", "gin-standard", "oklahoma-gin", "hollywood-gin", "rummy", "rummy-g4a")
@@ -177,7 +177,7 @@ def _play_game(args: argparse.Namespace, target: str, organizer: str | None, bot
              enumerate(zip(bots, names, strict=True))]  # fmt: skip
     stop = threading.Event()
     title = ("Gin Rummy" if created.settings.game == "gin" else "Rummy") + f" ({created.settings.profile})"
-    with RefereeClient(target, created.tokens[0]) as client:
+    with RefereeClient(target, created.tokens[0], retry=PATIENT) as client:
         session = Session(client, created.game_id, style, bots=seats, title=title)
         _complete_with(session)
         try:

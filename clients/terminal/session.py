@@ -24,7 +24,7 @@ import engine
 from clients.bots import StrongBot
 from clients.bots.base import Bot
 from clients.runner import SeatResult, play_seat
-from clients.sdk import GameSnapshot, RefereeClient, RefereeError
+from clients.sdk import GameSnapshot, RefereeClient, RefereeError, RetryPolicy
 from clients.terminal import render
 from clients.terminal.events import describe
 from clients.terminal.guide import help_text, phase_ask
@@ -36,6 +36,10 @@ CATCH_UP_S = 2.0
 QUIET_S = 0.05
 _ALIASES = {"stock": "draw stock", "s": "draw stock", "pile": "draw discard", "take": "draw discard",
             "declare": "declare best"}  # fmt: skip
+#: How the terminal's calls (the human's and its bots') retry a referee out of reach: for about a minute in all
+#: (35-70 s), so that a referee that restarts meanwhile (a deploy; a crash and its supervisor) loses no one's game.
+#: The SDK's default gives up after about 1.5 s, and the game could not be taken up again from here.
+PATIENT = RetryPolicy(attempts=40, max_backoff=2.0)
 _COMMANDS = ("help", "hand", "table", "moves", "sort", "hint", "quit")
 #: A table meld's id as the table shows it (``#2``): typed moves may name it so.
 _MELD_ID = re.compile(r"#\s*(\d+)")
@@ -73,7 +77,8 @@ class BotSeat:
 
         def run() -> None:
             try:
-                self.result = play_seat(target, game_id, token, self.bot, stop=stop, idle_check=1.0)
+                with RefereeClient(target, token, retry=PATIENT) as client:
+                    self.result = play_seat(client, game_id, token, self.bot, stop=stop, idle_check=1.0)
             except BaseException as exc:
                 self.error = exc
 

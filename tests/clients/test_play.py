@@ -26,8 +26,8 @@ from clients.terminal.guide import help_text, phase_ask
 from clients.terminal.render import RED, RESET, Style, card, detect_style, strip_ansi
 from clients.terminal.session import move_input
 from clients.view import View
-from server.redis_launcher import find_redis_server
-from tests.clients.clientkit import ServerThread
+from server.redis_launcher import RedisProcess, find_redis_server
+from tests.clients.clientkit import ServerProcess, ServerThread
 
 ROOT = Path(__file__).resolve().parents[2]
 COLOR = Style(symbols=True, color=True)
@@ -363,6 +363,38 @@ def test_rummy_against_two_bots_on_a_running_referee_without_colour(
     t.expect(r"\n\[[45]:\d\d left\] > ")
     os.write(t.fd, b"\x04")  # Ctrl-D: end of input
     assert t.wait() == 0
+
+
+@pytest.mark.timeout(150)
+def test_a_game_goes_on_when_its_referee_restarts(
+    terminal: list[Terminal], redis_server: RedisProcess, tmp_path: Path
+) -> None:
+    """``--referee`` that stops and starts again (a restart or a deploy: same port, same Redis) while it is the
+    human's turn: the move typed meanwhile is played once the referee is back, the bot (a thread of this program)
+    plays on, and the hand goes on; the program does not give up within the outage (it used to, after about
+    1.5 s: "cannot reach", exit 1, the game lost to the player)."""
+    server = ServerProcess(redis_server.url, log_dir=tmp_path).start()
+    try:
+        t = _rummy_play(terminal, "--referee", server.address, "--profile", "gin", "--bots", "gin")
+        t.expect(r"you are playing against Gin bot\.", timeout=30)
+        t.expect(r"Your turn: draw from the stock")
+        t.expect(r"\n> ")
+        server.stop()
+        t.send("1")  # draw stock, sent to no referee
+        time.sleep(3)  # an outage longer than the SDK's default retries (about 1.5 s in all)
+        assert t.process.poll() is None, t.text[-2000:]
+        server.start()
+        t.expect(r"You drew .* from the stock\.", timeout=60)
+        t.expect(r"Your turn: discard a card")
+        t.expect(r"\n> ")
+        t.send("1")
+        t.expect(r"You discarded ")
+        t.expect(r"Gin bot (drew|took)", timeout=30)  # the bot plays on after the restart
+        t.send("quit")
+        t.expect("Bye!", timeout=30)
+        assert t.wait() == 0
+    finally:
+        server.stop()
 
 
 _SYMBOL_SUITS = {"♠": "S", "♥": "H", "♦": "D", "♣": "C"}

@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import shutil
 import socket
 import struct
@@ -25,6 +26,14 @@ CHROMIUM = os.environ.get("RUMMY_CHROMIUM", "/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                "--disable-sync", "--no-first-run"]  # fmt: skip
 TIMEOUT_MS = 60_000
+#: A card as engine text ("TH"), which the page shows people as its face ("10♥") instead.
+RAW_CARD = re.compile(r"\b[A2-9TJQK][SHDC]\b")
+SUITS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
+
+
+def face(card: str) -> str:
+    """A card's face as the page shows it in words: "TH" is "10♥"."""
+    return ("10" if card[0] == "T" else card[0]) + SUITS[card[1]]
 
 
 def why_no_browser() -> str | None:
@@ -40,7 +49,9 @@ def why_no_browser() -> str | None:
 
 class CuttableProxy:
     """A TCP proxy on a free port of 127.0.0.1 to ``target`` (host, port): ``cut()`` closes every connection
-    through it at once, a real dropped connection for the page (new connections are accepted again at once)."""
+    through it at once, a real dropped connection for the page (new connections are accepted again at once);
+    while ``refusing`` is set, each new connection is closed as soon as it is accepted (the referee out of reach,
+    as while it restarts)."""
 
     def __init__(self, target: tuple[str, int]) -> None:
         self.target = target
@@ -49,6 +60,7 @@ class CuttableProxy:
         self.sockets: list[socket.socket] = []
         self.lock = threading.Lock()
         self.cuts = 0
+        self.refusing = False
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -57,6 +69,9 @@ class CuttableProxy:
                 inner, _ = self.listener.accept()
             except OSError:
                 return
+            if self.refusing:
+                inner.close()
+                continue
             outer = socket.create_connection(self.target)
             with self.lock:
                 self.sockets += [inner, outer]
@@ -175,6 +190,12 @@ class TablePage:
         def pick(card: str) -> None:
             page.click(f'#hand .card[data-card="{card}"]')
 
+        def action(key: str, *cards: str) -> None:
+            """Click the action button ``key``, which names the cards it plays by their faces."""
+            label = page.inner_text(f'[data-action="{key}"]')
+            assert all(face(c) in label for c in cards) and not RAW_CARD.search(label), label
+            page.click(f'[data-action="{key}"]')
+
         if kind == "draw_stock":
             page.click("#stock")
         elif kind == "draw_discard":
@@ -183,18 +204,20 @@ class TablePage:
             page.click('[data-action="passTurn"]')
         elif kind == "discard":
             pick(move.discard.card)
-            page.click('[data-action="discard"]')
+            action("discard", move.discard.card)
         elif kind == "knock":
             pick(move.knock.discard)
-            page.click('[data-action="knock"]')
+            action("knock", move.knock.discard)
         elif kind == "big_gin":
             page.click('[data-action="bigGin"]')
         elif kind == "meld":
             for card in move.meld.cards:
                 pick(card)
-            page.click('[data-action="meld"]')
+            action("meld", *move.meld.cards)
         elif kind == "lay_off":
             pick(move.lay_off.card)
+            hint = page.inner_text("#actions")  # "click a highlighted meld to lay off 10♥"
+            assert face(move.lay_off.card) in hint and not RAW_CARD.search(hint), hint
             page.click(f'#melds .meld.target[data-meld-id="{move.lay_off.meld_id}"]')
         elif kind == "declare":
             page.click('[data-action="declareBest"]')
@@ -214,6 +237,8 @@ def play_with_mouse(table: TablePage, client: Client, game: Game, seat: int, rng
         view = client.view(game, game.tokens[seat])
         if view.to_act != seat or not view.legal_moves:
             continue
+        seats = table.page.inner_text("#seats")  # names, sizes, scores and the cards known to be held
+        assert not RAW_CARD.search(seats), seats
         offered = set(table.page.eval_on_selector_all("#legal [data-move]", "els => els.map(e => e.dataset.move)"))
         assert offered == {move_text(m) for m in view.legal_moves}, "the page offers exactly the legal moves"
         move = bot_move(view, rng)

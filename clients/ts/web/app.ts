@@ -4,7 +4,8 @@
 // dropped connection comes back to the same seat; the stream resumes from the last event received.
 import {
   SeatSpecSchema, GameKind, MeldKind, Phase, Role, SeatKind, TimeoutPolicy_Kind, auth, connectReferee, move, moveText,
-  refusal, watchGame, type GameView, type Move, type Refusal, type SeatClock, type TableMeld, type TimeControlSchema,
+  refusal, watchGame, type Event, type GameView, type Move, type Refusal, type SeatClock, type TableMeld,
+  type TimeControlSchema,
 } from "../src/web.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
@@ -62,14 +63,23 @@ let watching: AbortController | undefined;
 
 // ------------------------------------------------------------------------------------------ cards
 
+/** A card as people read it, in the page's words as on its faces: "TH" is "10♥". */
+function face(card: string): string {
+  return `${card[0] === "T" ? "10" : card[0]!}${SUITS[card[1]!]}`;
+}
+
+/** Cards as people read them: "7♥ 8♥ 9♥". */
+function faces(cards: Iterable<string>): string {
+  return [...cards].map(face).join(" ");
+}
+
 function cardEl(card: string, tag: "div" | "button" = "div"): HTMLElement {
   const el = document.createElement(tag);
   el.className = `card ${card[1]}`;
   el.dataset.card = card;
-  el.title = card;
-  const r = card[0] === "T" ? "10" : card[0]!;
-  el.innerHTML = `<span class="r">${r}${SUITS[card[1]!]}</span><span class="s">${SUITS[card[1]!]}</span>`;
-  el.setAttribute("aria-label", card);
+  el.title = face(card);
+  el.innerHTML = `<span class="r">${face(card)}</span><span class="s">${SUITS[card[1]!]}</span>`;
+  el.setAttribute("aria-label", face(card));
   return el;
 }
 
@@ -180,7 +190,7 @@ function render(): void {
     if (s.knownCards.length && s.seat !== v.viewerSeat) {
       const known = document.createElement("div");
       known.className = "known";
-      known.textContent = `known: ${s.knownCards.join(" ")}`;
+      known.textContent = `known: ${faces(s.knownCards)}`;
       el.append(known);
     }
     seats.append(el);
@@ -254,21 +264,21 @@ function render(): void {
   const pass = legalOf("passTurn")[0];
   if (pass) add("Pass", pass, "passTurn");
   const discardMove = legalOf("discard").find((m) => m.move.case === "discard" && m.move.value.card === one);
-  if (discardMove && one) add(`Discard ${one}`, discardMove, "discard");
+  if (discardMove && one) add(`Discard ${face(one)}`, discardMove, "discard");
   const knock = legalOf("knock").find((m) => m.move.case === "knock" && m.move.value.discard === one);
-  if (knock && one) add(`Knock, discarding ${one}`, knock, "knock");
+  if (knock && one) add(`Knock, discarding ${face(one)}`, knock, "knock");
   const bigGin = legalOf("bigGin")[0];
   if (bigGin) add("Big gin!", bigGin, "bigGin");
   const key = [...selected].sort().join(" ");
   const meld = legalOf("meld").find((m) => m.move.case === "meld" && [...m.move.value.cards].sort().join(" ") === key);
-  if (meld && selected.size) add(`Meld ${[...selected].join(" ")}`, meld, "meld");
+  if (meld && selected.size) add(`Meld ${faces(sortCards([...selected]))}`, meld, "meld");
   const declareBest = legalOf("declare").find((m) => m.move.case === "declare" && m.move.value.best);
   if (declareBest) add("Lay off the best way", declareBest, "declareBest");
   const done = legalOf("done")[0];
   if (done) add("Done laying off", done, "done");
   if (layoffs.length) {
     const hint = document.createElement("span");
-    hint.textContent = `click a highlighted meld to lay off ${one}`;
+    hint.textContent = `click a highlighted meld to lay off ${face(one!)}`;
     actions.append(hint);
   }
   if (myTurn && !actions.querySelector("button")) {
@@ -303,7 +313,7 @@ function meldEl(tm: TableMeld, layoff: Move | undefined): HTMLElement {
     const card = cardEl(c);
     if (laid.has(c)) {
       card.classList.add("laid");
-      card.title = `${c}, laid off by ${seatName(laid.get(c))}`;
+      card.title = `${face(c)}, laid off by ${seatName(laid.get(c))}`;
     }
     el.querySelector(".cards")!.append(card);
   }
@@ -375,13 +385,49 @@ function renderHandEnd(): void {
   box.hidden = false;
 }
 
-function showRefusal(r: Refusal | undefined): void {
+/** A call that got no answer at all: the page could not reach the referee (the browser's fetch failed, which
+ * Connect reports as UNKNOWN in the browser's own words, "Failed to fetch"). Not a refusal: nothing was judged. */
+function unreached(err: unknown): boolean {
+  return err instanceof TypeError || (err instanceof Error && err.cause instanceof TypeError);
+}
+
+const UNREACHED_WORDS = "The page cannot reach the referee right now";
+const UNSENT_WORDS = "so that move may not have been made: once the connection is back, the table shows the game as it is";
+
+/** The refused (or unsent) move's note; a note that the referee was out of reach goes once the page is live. */
+function showRefusal(r: Refusal | undefined, unreachable = false): void {
   const el = $("refusal");
   el.hidden = !r;
   if (!r) return;
   el.dataset.reason = r.reason;
   el.dataset.code = r.code;
-  el.textContent = `Refused: ${REASON_WORDS[r.reason] ?? r.message} (${r.reason || r.code})`;
+  el.dataset.unreached = String(unreachable);
+  el.textContent = unreachable
+    ? `${UNREACHED_WORDS}, ${UNSENT_WORDS}.`
+    : `Refused: ${REASON_WORDS[r.reason] ?? r.message} (${r.reason || r.code})`;
+}
+
+/** What an event did, in words, with the cards it names as the viewer may see them ("drew from the stock",
+ * "discarded 10♥", "laid off 7♠ on #2"); the event's kind for the rest ("hand ended"). */
+function eventWords(ev: Event): string {
+  const p = ev.payload;
+  switch (p.case) {
+    case "drew":
+      return p.value.source === "stock" ? `drew ${p.value.card ? face(p.value.card) + " " : ""}from the stock`
+        : `took ${p.value.card ? face(p.value.card) : "the top card"} from the discard pile`;
+    case "passed": return `passed${p.value.card ? ` on the upcard ${face(p.value.card)}` : ""}`;
+    case "discarded": return `discarded ${face(p.value.card)}`;
+    case "knocked": return p.value.gin ? `went gin, discarding ${face(p.value.discard)}`
+      : `knocked with ${p.value.deadwood} deadwood, discarding ${face(p.value.discard)}`;
+    case "bigGin": return "went big gin";
+    case "melded": return `melded ${faces(p.value.meld?.cards ?? [])} (#${p.value.meldId})`;
+    case "laidOff": return `laid off ${face(p.value.card)} on #${p.value.meldId}`;
+    case "declared": return `declared: ${p.value.deadwood} deadwood`;
+    case "timedOut": return p.value.forfeit ? "out of time: the match is lost on time"
+      : "out of time: the referee moves instead";
+    case "autoMoved": return "the referee moved for this seat";
+    default: return ev.kind.replaceAll("_", " ");
+  }
 }
 
 function log(text: string): void {
@@ -394,6 +440,7 @@ function log(text: string): void {
 function setStatus(state: string, text: string): void {
   $("status").dataset.status = state;
   $("status").textContent = text;
+  if (state === "live" && $("refusal").dataset.unreached === "true") showRefusal(undefined);
 }
 
 // ------------------------------------------------------------------------------------------ calls
@@ -411,7 +458,7 @@ async function play(m: Move): Promise<void> {
     if (answer.view && answer.view.version >= (view?.version ?? 0n)) view = answer.view;
     render();
   } catch (err) {
-    showRefusal(refusal(err));
+    showRefusal(refusal(err), unreached(err));
     await refresh().catch(() => undefined);
   } finally {
     busy = false;
@@ -484,12 +531,8 @@ async function follow(): Promise<void> {
         render();
       } else if (u.update.case === "event") {
         const ev = u.update.value;
-        const typed = ev.payload; // the event's typed message (Event.payload)
-        const words = typed.case === "timedOut" ? (typed.value.forfeit ? "out of time: the match is lost on time"
-          : "out of time: the referee moves instead") : typed.case === "autoMoved" ? "the referee moved for this seat"
-          : ev.kind;
         if (ev.kind !== "clock_started" && ev.kind !== "clock_stopped") { // the seats' clocks show those
-          log(`${ev.version}.${ev.index} ${ev.seat === undefined ? "" : seatName(ev.seat) + ": "}${words}`);
+          log(`${ev.seat === undefined ? "" : seatName(ev.seat) + ": "}${eventWords(ev)}`);
         }
         if (!view || ev.version > view.version) await refresh().catch(() => undefined); // the next event retries
       }
@@ -511,7 +554,7 @@ async function open(game: string, token: string): Promise<void> {
     await refresh();
   } catch (err) {
     session = undefined;
-    showLobbyError(refusal(err));
+    showLobbyError(refusal(err), unreached(err));
     return;
   }
   $("lobby").hidden = true;
@@ -520,10 +563,10 @@ async function open(game: string, token: string): Promise<void> {
   void follow();
 }
 
-function showLobbyError(r: Refusal): void {
+function showLobbyError(r: Refusal, unreachable = false): void {
   $("lobby").hidden = false;
   $("table").hidden = false;
-  showRefusal(r);
+  showRefusal(r, unreachable);
   $("table").hidden = true;
   let el = document.getElementById("lobby-error");
   if (!el) {
@@ -531,7 +574,8 @@ function showLobbyError(r: Refusal): void {
     $("lobby").append(el);
   }
   el.dataset.reason = r.reason;
-  el.textContent = `Refused: ${REASON_WORDS[r.reason] ?? r.message} (${r.reason || r.code})`;
+  el.textContent = unreachable ? `${UNREACHED_WORDS}: try again in a moment.`
+    : `Refused: ${REASON_WORDS[r.reason] ?? r.message} (${r.reason || r.code})`;
 }
 
 // ------------------------------------------------------------------------------------------ lobby
@@ -567,7 +611,7 @@ $("new-game").onsubmit = async (e) => {
     log(`game ${created.gameId} created` + (bots ? "" : "; others join it by its id") +
       (created.spectatorToken ? `; spectator token ${created.spectatorToken}` : ""));
   } catch (err) {
-    showLobbyError(refusal(err));
+    showLobbyError(refusal(err), unreached(err));
   }
 };
 
@@ -580,7 +624,7 @@ $("join-game").onsubmit = async (e) => {
     if (!token) token = (await referee.joinGame({ gameId: game, displayName: String(f.get("name") || "Guest") })).token;
     await open(game, token);
   } catch (err) {
-    showLobbyError(refusal(err));
+    showLobbyError(refusal(err), unreached(err));
   }
 };
 
