@@ -42,10 +42,11 @@ MAX_SEQ = 2**64 - 1
 #: ``after_version`` of a watch from the very start: every event of the game, the first deal's (version 0) too.
 FROM_START = -1
 
-#: Channel arguments: reconnect quickly after a server restart, notice a dead peer on idle watch streams.
+#: Channel arguments: reconnect quickly after a server restart, notice a dead peer on idle watch streams. (Not
+#: ``grpc.min_reconnect_backoff_ms``: gRPC takes it as the least time a connection attempt is given, 20 s by
+#: default; at 100 ms a referee slow to send its SETTINGS frame, loaded or far away, failed the first call.)
 CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.initial_reconnect_backoff_ms", 100),
-    ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 2000),
     ("grpc.keepalive_time_ms", 20_000),  # the server accepts pings every 10 s or more
     ("grpc.keepalive_timeout_ms", 10_000),

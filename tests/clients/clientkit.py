@@ -95,7 +95,9 @@ class H2Proxy:
       and the connection is cut: the server did the work, the client never hears of it;
     - ``drop_next_request()``: the connection is cut as the client opens its next call: the server never sees it;
     - ``cut_all()``: every open connection is cut now (e.g. under a watch stream);
-    - ``stall``: while set, the server's answers to calls are swallowed (the connection itself stays healthy).
+    - ``stall``: while set, the server's answers to calls are swallowed (the connection itself stays healthy);
+    - ``greeting_delay_s``: each new connection gets the server's first bytes (its SETTINGS frame) this late, as
+      from a referee on a loaded machine or far away.
     """
 
     def __init__(self, upstream: str) -> None:
@@ -108,6 +110,7 @@ class H2Proxy:
         self._drop_reply = threading.Event()
         self._drop_request = threading.Event()
         self.stall = threading.Event()
+        self.greeting_delay_s = 0.0
         self._lock = threading.Lock()
         self._pairs: list[tuple[socket.socket, socket.socket]] = []
         self._closed = False
@@ -183,6 +186,8 @@ class H2Proxy:
         dropping: int | None = None  # the stream whose reply is being withheld
         message = b""
         try:
+            if self.greeting_delay_s:
+                time.sleep(self.greeting_delay_s)
             while (frame := _read_frame(upstream)) is not None:
                 kind, flags, stream_id, raw, payload = frame
                 if dropping is None and kind == _DATA and stream_id and payload and self._drop_reply.is_set():

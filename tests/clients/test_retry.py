@@ -151,3 +151,20 @@ def test_every_send_has_a_deadline(client: RefereeClient, proxy: H2Proxy) -> Non
         assert 0.85 <= elapsed < 20  # three sends of 0.3 s each (the bound above only says it did not hang)
         proxy.stall.clear()
         assert stalled.get_game(game.game_id).version == 0
+
+
+def test_a_referee_slow_to_greet_a_new_connection_is_waited_for(proxy: H2Proxy) -> None:
+    """A new connection whose SETTINGS frame comes 0.5 s late (a loaded machine, a distant referee) is waited for:
+    gRPC gives a connection attempt at least its minimum connect timeout, which it reads from
+    ``grpc.min_reconnect_backoff_ms``. The SDK set that to 100 ms (meaning a quick reconnect), so an attempt was
+    given up after 100 ms and the first call failed UNAVAILABLE "connection attempt timed out before receiving
+    SETTINGS frame", with no resend for a CreateGame (a CI-like run of test_sdk_clocks under load found it)."""
+    proxy.greeting_delay_s = 0.5
+    with RefereeClient(proxy.address, ORGANIZER) as client:
+        assert client.create_game("gin", ["Ann", "Bob"]).game_id
+
+    async def body() -> None:
+        async with AsyncRefereeClient(proxy.address, ORGANIZER) as aio:
+            assert (await aio.create_game("gin", ["Ann", "Bob"])).game_id
+
+    asyncio.run(body())
