@@ -2,13 +2,17 @@
 ever made) or ``game_expired`` (idle after its last move), then a clean end (OK), over gRPC and over the HTTP
 port (Connect JSON), for every watcher at once; a watch of a game already gone keeps GAME_NOT_FOUND.
 
-Two referees share the suite's Redis: ``lasting`` keeps games as serve does by default, ``short`` has a short
-``--idle-ttl`` and ``--unplayed-ttl``. An expired game: created and first moved by ``lasting`` (so nothing can
-expire before the test is ready), watched through ``short``, whose move then gives it ``short``'s idle time."""
+Referees share the suite's Redis: ``lasting`` keeps games as serve does by default, ``short`` has a short
+``--idle-ttl``, ``looking`` looks at its watched games every half second. An expired game: created and first moved
+by ``lasting`` (so nothing can expire before the test is ready), watched through ``short``, whose move then gives
+it ``short``'s idle time. An abandoned game: created by ``lasting``, watched through ``looking``, then given the
+short unplayed time in Redis itself (EXPIRE, as the creation script does): a game created with a 3 s unplayed
+time was sometimes gone before its watches opened on a loaded machine (a CI-like run found no snapshot at all)."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 import threading
@@ -22,6 +26,9 @@ import redis
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_cluster import LocalCluster
 from server.redis_launcher import RedisProcess
+from server.settings import DEFAULTS, Settings
+from server.store import game_key, log_key
+from tests import kit
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, expect_error, md
 from tests.server.webkit import connect_watch_frames
 
@@ -38,9 +45,27 @@ def lasting(redis_server: RedisProcess) -> Iterator[ServerThread]:
 
 @pytest.fixture(scope="module")
 def short(redis_server: RedisProcess) -> Iterator[ServerThread]:
-    with ServerThread(redis_server.url, http=True, unplayed_ttl_s=UNPLAYED_S,
-                      store_options={"idle_ttl_s": IDLE_S}) as server:  # fmt: skip
+    with ServerThread(redis_server.url, http=True, store_options={"idle_ttl_s": IDLE_S}) as server:
         yield server
+
+
+def _looking_settings(redis_url: str, *, http: bool = False) -> Settings:
+    """A referee that looks at each watched game at least every 0.5 s (serve: 60 s), so that an expiry given to a
+    game's keys after its first look (here, by the test) is seen."""
+    base = kit.referee_settings(redis_url, organizer_token=ORGANIZER, http=http)
+    return dataclasses.replace(base, watch=dataclasses.replace(DEFAULTS.watch, expiry_max_look_s=0.5))
+
+
+@pytest.fixture(scope="module")
+def looking(redis_server: RedisProcess) -> Iterator[kit.ServerThread]:
+    with kit.ServerThread(_looking_settings(redis_server.url, http=True)) as server:
+        yield server
+
+
+def _expire(admin: redis.Redis, game: Game) -> None:
+    """Give the game's keys the unplayed time, as the creation script does (EXPIRE of the hash and the log)."""
+    for key in (game_key(game.game_id), log_key(game.game_id)):
+        assert admin.expire(key, UNPLAYED_S)
 
 
 class Watch:
@@ -98,20 +123,28 @@ def http_watch(http_url: str, game: Game, token: str) -> Watch:
     return watch
 
 
-def test_an_unplayed_game_is_abandoned_and_its_watchers_streams_end(short: ServerThread) -> None:
-    client = Client(short.address)
+def test_an_unplayed_game_is_abandoned_and_its_watchers_streams_end(
+    lasting: ServerThread, looking: kit.ServerThread, redis_server: RedisProcess
+) -> None:
+    first, client = Client(lasting.address), Client(looking.address)
+    admin = redis.Redis.from_url(redis_server.url)
     try:
-        game = client.create("gin", allow_spectators=True)  # no move: kept --unplayed-ttl
-        created = time.monotonic()
-        watches = [grpc_watch(client, game, game.spectator), http_watch(short.http_url, game, game.tokens[0])]
+        game = first.create("gin", allow_spectators=True)  # no move: kept --unplayed-ttl (lasting's: an hour)
+        watches = [grpc_watch(client, game, game.spectator), http_watch(looking.http_url, game, game.tokens[0])]
+        for watch in watches:
+            assert watch.started.wait(30) and watch.kinds == ["snapshot"], (watch.kinds, watch.status)
+        expired = time.monotonic()  # before the EXPIRE: the keys go UNPLAYED_S after it at the earliest
+        _expire(admin, game)
         for watch in watches:
             watch.join()
             assert watch.kinds == ["snapshot", "game_abandoned"], watch.kinds
             assert watch.status == "OK"
-            assert UNPLAYED_S - 0.5 <= watch.ended_at - created <= UNPLAYED_S + BOUND_S
+            assert UNPLAYED_S <= watch.ended_at - expired <= UNPLAYED_S + BOUND_S
         with expect_error(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"):  # gone: a new watch keeps its error
             next(iter(client.stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id), metadata=md(game.spectator))))
     finally:
+        admin.close()
+        first.close()
         client.close()
 
 
@@ -127,31 +160,39 @@ def test_an_idle_game_expires_and_its_watchers_streams_end(lasting: ServerThread
         for watch in watches:
             assert watch.started.wait(30)
         seat = second.view(game, game.tokens[0]).to_act
-        second.move(game, game.tokens[seat], bot_move(second.view(game, game.tokens[seat]), rng))  # idle: IDLE_S
-        moved = time.monotonic()
+        own = second.view(game, game.tokens[seat])
+        moved = time.monotonic()  # before the move: its commit, and the idle time, start after this
+        second.move(game, game.tokens[seat], bot_move(own, rng))  # idle: IDLE_S
         for watch in watches:
             watch.join()
             assert watch.kinds[0] == "snapshot" and watch.kinds[-1] == "game_expired", watch.kinds
             assert "game_expired" not in watch.kinds[:-1]
             assert watch.status == "OK"
-            assert IDLE_S - 0.5 <= watch.ended_at - moved <= IDLE_S + BOUND_S
+            assert IDLE_S <= watch.ended_at - moved <= IDLE_S + BOUND_S
     finally:
         first.close()
         second.close()
 
 
 def test_watched_games_on_every_node_of_a_redis_cluster_expire(redis_cluster: LocalCluster) -> None:
-    """The look is one pipeline per node: games spread over the three masters are all found gone."""
-    server = ServerThread(redis_cluster.url, unplayed_ttl_s=UNPLAYED_S)
+    """The look is one pipeline per node: games spread over the three masters are all found gone. (Created to last
+an hour, given the unplayed time once watched: 9 games created with 3 s to live were not all watched in time on
+a loaded machine.)"""
+    server = kit.ServerThread(_looking_settings(redis_cluster.url))
     client = Client(server.address)
     try:
         games = [client.create("gin", allow_spectators=True) for _ in range(9)]
-        nodes = {redis_cluster.master_for_key(f"game:{{{g.game_id}}}").port for g in games}
+        masters = {g.game_id: redis_cluster.master_for_key(game_key(g.game_id)) for g in games}
         watches = [grpc_watch(client, game, game.spectator) for game in games]
+        for watch in watches:
+            assert watch.started.wait(30) and watch.kinds == ["snapshot"], (watch.kinds, watch.status)
+        for game in games:
+            with masters[game.game_id].client() as node:
+                _expire(node, game)
         for watch in watches:
             watch.join()
             assert watch.kinds == ["snapshot", "game_abandoned"] and watch.status == "OK", watch.kinds
-        assert len(nodes) >= 2, "the games all fell on one node"
+        assert len({m.port for m in masters.values()}) >= 2, "the games all fell on one node"
     finally:
         client.close()
         server.stop()
