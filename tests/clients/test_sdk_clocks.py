@@ -15,7 +15,9 @@ from clients.bots import make_bot
 from clients.runner import SeatResult, play_seat, play_seat_async
 from clients.sdk import AsyncRefereeClient, Clock, CreatedGame, PerMove, RefereeClient, TimeoutPolicy
 from clients.view import View
-from tests.clients.clientkit import ServerThread
+from server.redis_launcher import RedisProcess
+from tests import kit
+from tests.clients.clientkit import ORGANIZER, ServerThread, wait_until
 
 
 def _now_ms() -> int:
@@ -124,29 +126,43 @@ def _first(client: RefereeClient, game: CreatedGame) -> int:
     return seat
 
 
-def _play_both(referee: ServerThread, game: CreatedGame, sleepy: _Sleepy, seat: int,
+def _play_both(redis_url: str, quiet: kit.ServerThread, game: CreatedGame, sleepy: _Sleepy, seat: int,
                **kwargs: Any) -> tuple[SeatResult, SeatResult]:  # fmt: skip
-    """Seat ``seat`` played by ``sleepy``, the other by a random bot: (sleepy's result, the other's)."""
+    """Seat ``seat`` played by ``sleepy``, the other by a random bot, through ``quiet``, a referee that fires no
+    timeouts: (sleepy's result, the other's). Timeouts are fired (by another referee over the same Redis) only once
+    the sleepy bot has been asked its first decision: with the session's firing referee, a short first deadline
+    passed before a runner started on a loaded machine, and the bot was never asked nor saw the timeout."""
     results: dict[int, SeatResult] = {}
     fine = make_bot("random", 2)
-    thread = threading.Thread(target=lambda: results.__setitem__(1 - seat, play_seat(
-        referee.address, game.game_id, game.tokens[1 - seat], fine, idle_check=1.0)), daemon=True)  # fmt: skip
-    thread.start()
-    results[seat] = play_seat(referee.address, game.game_id, game.tokens[seat], sleepy, idle_check=1.0, **kwargs)
-    thread.join(20)
-    assert not thread.is_alive()
+    threads = [
+        threading.Thread(target=lambda s=s, b=b, k=k: results.__setitem__(s, play_seat(
+            quiet.address, game.game_id, game.tokens[s], b, idle_check=1.0, **k)), daemon=True)
+        for s, b, k in ((seat, sleepy, kwargs), (1 - seat, fine, {}))
+    ]  # fmt: skip
+    for thread in threads:
+        thread.start()
+    assert wait_until(lambda: sleepy.asked >= 1, timeout=60), "the sleepy bot was never asked"
+    with ServerThread(redis_url):  # fires the timeouts from now on
+        for thread in threads:
+            thread.join(60)
+            assert not thread.is_alive(), "a seat's runner never stopped"
     return results[seat], results[1 - seat]
 
 
-def test_a_bot_that_sleeps_past_a_short_limit_loses_the_match_on_time(
-    client: RefereeClient, referee: ServerThread
-) -> None:
-    game = client.create_game("gin", ["Sleepy", "Fine"], time_control=PerMove(0.3))
-    seat = _first(client, game)
-    sleepy = _Sleepy(after=0, seconds=2.0)
-    started = time.monotonic()
-    late, fine = _play_both(referee, game, sleepy, seat, move_timeout=0.1)  # the runner's own limit: not applied
-    assert time.monotonic() - started < 15
+def _quiet(redis_url: str) -> kit.ServerThread:
+    """A referee that fires no timeouts (a move after its deadline is refused OUT_OF_TIME, the timeout waits)."""
+    return kit.ServerThread(kit.referee_settings(redis_url, organizer_token=ORGANIZER))
+
+
+def test_a_bot_that_sleeps_past_a_short_limit_loses_the_match_on_time(private_redis: RedisProcess) -> None:
+    with _quiet(private_redis.url) as quiet, RefereeClient(quiet.address) as client:
+        game = client.create_game("gin", ["Sleepy", "Fine"], time_control=PerMove(0.3))
+        seat = _first(client, game)
+        sleepy = _Sleepy(after=0, seconds=2.0)
+        started = time.monotonic()
+        late, fine = _play_both(private_redis.url, quiet, game, sleepy, seat,
+                                move_timeout=0.1)  # the runner's own limit: not applied  # fmt: skip
+        assert time.monotonic() - started < 15
     assert late.finished and not late.forfeit and late.seat_end == "lost_on_time" and late.rejected == 0
     assert late.late == sleepy.asked <= 1  # left behind once the referee timed it out (unless it came too late)
     assert fine.finished and fine.seat_end == "finished"
@@ -156,14 +172,13 @@ def test_a_bot_that_sleeps_past_a_short_limit_loses_the_match_on_time(
     assert "timed_out" in sleepy.kinds and sleepy.kinds[-1] == "match_ended"
 
 
-def test_under_auto_move_the_referee_plays_for_a_sleeping_bot_until_it_forfeits(
-    client: RefereeClient, referee: ServerThread
-) -> None:
-    game = client.create_game("gin", ["Sleepy", "Fine"], time_control=PerMove(1.0),
-                              timeout_policy=TimeoutPolicy("auto_move", 1))  # fmt: skip
-    seat = _first(client, game)
-    sleepy = _Sleepy(after=0, seconds=2.5)
-    late, fine = _play_both(referee, game, sleepy, seat)
+def test_under_auto_move_the_referee_plays_for_a_sleeping_bot_until_it_forfeits(private_redis: RedisProcess) -> None:
+    with _quiet(private_redis.url) as quiet, RefereeClient(quiet.address) as client:
+        game = client.create_game("gin", ["Sleepy", "Fine"], time_control=PerMove(1.0),
+                                  timeout_policy=TimeoutPolicy("auto_move", 1))  # fmt: skip
+        seat = _first(client, game)
+        sleepy = _Sleepy(after=0, seconds=2.5)
+        late, fine = _play_both(private_redis.url, quiet, game, sleepy, seat)
     assert late.seat_end == "lost_on_time" and fine.seat_end == "finished" and late.rejected == 0
     assert "auto_moved" in sleepy.kinds and 1 <= late.late <= 2 and "timed_out" in sleepy.kinds
 
