@@ -91,6 +91,11 @@ def _lateness_ms(events: list[pb.Event]) -> list[float]:
     return late
 
 
+#: How late a timeout may fire here: a failure bound only (a timeout that never fires fails the watch's 60 s). How
+#: promptly they fire is bench/clock.py's figure (README Benchmarks: p99 < 1000 ms); these tests asserted that bar,
+#: so a firer paused for a second (a loaded machine; shown with SIGSTOP: 1343 ms) failed them.
+LATE_BOUND_MS = 30_000
+
 GAMES = [  # profile, time control, policy, players, automatic moves of the loser before its forfeit
     ("gin", TC(per_move=TC.PerMove(limit_ms=300)), FORFEIT, 2, 0),
     ("hollywood-gin", TC(clock=TC.Clock(initial_ms=400, increment_ms=0)), AUTO, 2, 2),
@@ -128,7 +133,7 @@ def test_seats_that_never_move_lose_on_time_under_each_policy_with_a_referee_kil
             moved = {e.version for e in events if e.kind in ("drew", "discarded", "passed", "declared")}
             assert {e.version for e in auto} <= moved  # each automatic move played a real move
         late = _lateness_ms(events)
-        assert late and max(late) < 1000, (profile, late)
+        assert late and max(late) < LATE_BOUND_MS, (profile, late)
         assert min(late) >= 0
 
 
@@ -307,7 +312,7 @@ def test_timeouts_fire_on_a_redis_cluster(redis_cluster: LocalCluster) -> None:
             events = _watch_to_end(client, game)
             assert events[-1].kind == "match_ended"
             assert client.view(game, game.spectator).result.ended == pb.MATCH_END_TIME
-            assert max(_lateness_ms(events)) < 1000
+            assert max(_lateness_ms(events)) < LATE_BOUND_MS
             assert len(events[-2].clocks) == 2  # the last clock_stopped: no clock starts after it
     finally:
         client.close()
