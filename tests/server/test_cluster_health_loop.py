@@ -66,7 +66,10 @@ def test_a_shard_answering_an_unknown_error_is_not_serving_and_the_loop_goes_on(
         nonlocal loop_task
         store = GameStore(connect(url), op_timeout_s=5.0)
         health = _Recording()
-        loop_task = asyncio.create_task(watch_shards(types.SimpleNamespace(store=store), health, interval=0.1))
+        # each probe may take 30 s (serve's: 1 s): what is looked at is an answer, never a time-out; with 1 s, a
+        # probe of another shard slowed past it on a loaded machine would make two shards NOT_SERVING, not one
+        loop_task = asyncio.create_task(watch_shards(types.SimpleNamespace(store=store), health, interval=0.1,
+                                                     ping_timeout=30.0))  # fmt: skip
         try:
             await wait(health, STORAGE_SERVICE, SERVING, "SERVING at first")
             shards = [s for s in health.now if s.startswith(SHARD_SERVICE_PREFIX)]
