@@ -45,6 +45,10 @@ def _assert_played_out(results: Sequence[SeatResult], client: RefereeClient, gam
     assert sum(r.moves for r in results) == final.version
 
 
+#: The runners' idle_check where a test tells "at once" from "after idle_check" by the idle fetches.
+IDLE_CHECK_S = 60.0
+
+
 class _Faulty:
     """A random bot that misbehaves on its ``after``-th move: raises, sleeps, or plays an illegal move."""
 
@@ -103,7 +107,7 @@ def test_two_runners_play_a_gin_match_to_its_end(client: RefereeClient, referee:
     bots += [_Recorder(make_bot("random", 1), bots), _Recorder(make_bot("strong", 2), bots)]
     results = _run_seats(referee.address, game, bots)
     _assert_played_out(results, client, game)
-    assert all(r.idle_fetches == 0 for r in results)  # every turn was noticed from the event stream
+    assert all(r.missed_turns == 0 for r in results)  # every turn was noticed from the events (see below)
     replay = client.get_replay(game.game_id, token=game.tokens[0]).events
     _assert_observed_the_whole_match(bots, replay)
 
@@ -176,17 +180,20 @@ def test_a_runner_whose_move_answer_the_stream_overtook_sees_its_turn_at_once(
     results: dict[int, SeatResult] = {}
 
     def other() -> None:
-        results[1] = play_seat(referee.address, game.game_id, game.tokens[1], make_bot("random", 6))
+        results[1] = play_seat(referee.address, game.game_id, game.tokens[1], make_bot("random", 6),
+                               idle_check=IDLE_CHECK_S)  # fmt: skip
 
     thread = threading.Thread(target=other, daemon=True)
     thread.start()
     overtaken = _OvertakenAnswers(referee.address, game.tokens[0], times=3)
     with overtaken:
-        results[0] = play_seat(overtaken, game.game_id, game.tokens[0], make_bot("random", 5))
+        results[0] = play_seat(overtaken, game.game_id, game.tokens[0], make_bot("random", 5),
+                               idle_check=IDLE_CHECK_S)  # fmt: skip
     thread.join(60)
     assert overtaken.overtaken == 3
     _assert_played_out([results[0], results[1]], client, game)
     # its own move's view was older than the events it had seen: it looked again at once, not after idle_check
+    # (IDLE_CHECK_S, not the 5 s default: a loaded machine may leave a table silent 5 s; 60 s is a hang)
     assert results[0].idle_fetches == 0 and results[1].idle_fetches == 0
 
 
@@ -287,7 +294,9 @@ def test_runners_finish_a_match_across_a_killed_and_restarted_referee(
         assert kills == [25, 60] and server.starts == 3
         _assert_played_out(results, client, game)
         assert all(r.reconnects >= len(kills) for r in results)  # each kill broke each runner's stream ...
-        assert all(r.idle_fetches == 0 for r in results)  # ... which resumed and told whose turn it was
+        # ... which resumed and told whose turn it was (not "no idle fetch": one is a matter of timing, a table
+        # silent idle_check seconds on a loaded machine, clients/runner.py; test_bot_play's failed so, issue 8)
+        assert all(r.missed_turns == 0 for r in results)
 
 
 def _version(client: RefereeClient, game: CreatedGame) -> int:
