@@ -209,10 +209,11 @@ def test_a_follower_waits_for_the_events_committed_after_it_started(storage_url:
 def test_games_expire_whole_by_their_times(storage_url: str) -> None:
     async def body(store: GameStorage) -> None:
         unplayed, played, kept = new_id(), new_id(), new_id()
-        await new_game(store, unplayed)  # no move: gone after the unplayed time
         await new_game(store, played)
         assert await move(store, played, 0, ["a"], request_key=store.request_key("t", "r")) == ("ok", 1)
         await new_game(store, kept, ttl_s=0)  # kept for ever (until a move gives it the idle time)
+        # no move: gone after the unplayed time (1 s: made last, so that only one round trip has to fit in it)
+        await new_game(store, unplayed)
         left = await store.time_left_ms([unplayed, played, kept, new_id()])
         assert left[0] is not None and 0 < left[0] <= 1000
         assert left[1] is not None and 1000 < left[1] <= 3000
