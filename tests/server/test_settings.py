@@ -131,9 +131,11 @@ def test_a_short_look_ends_the_watch_of_a_vanished_game(
     finally:
         admin.close()
     gone = time.monotonic()
-    thread.join(10)
+    thread.join(45)
     assert not thread.is_alive(), "the watch of the vanished game did not end"
-    assert ended == ["OK"] and time.monotonic() - gone < 5.0
+    # within 30 s: serve's next look would come a minute after the first (a bound of 5 s asked a loaded machine
+    # for more than the setting's effect)
+    assert ended == ["OK"] and time.monotonic() - gone < 30.0
 
 
 def test_small_clock_memos_stay_small(tuned: kit.ServerThread, tuned_client: Client) -> None:
