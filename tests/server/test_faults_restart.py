@@ -122,12 +122,23 @@ def test_redis_restarted_empty_the_lost_games_are_not_found_and_new_games_play(
         client.close()
 
 
-def _task_count(server: ServerThread) -> int:
-    async def count() -> int:
-        return len(asyncio.all_tasks()) - 1  # less this one
+#: The event hub's tasks (server/events.py), started by the first watch and kept while the referee runs.
+_HUB_TASKS = ("EventHub._worker", "EventHub._safety_check", "EventHub._run_link", "ExpiryWatch.run")
+
+
+def _tasks(server: ServerThread) -> dict[int, str]:
+    """The referee loop's tasks (but the one asking), each by its id: its name and coroutine."""
+
+    async def tasks() -> dict[int, str]:
+        me = asyncio.current_task()
+        return {id(t): f"{t.get_name()} {t.get_coro()!r}" for t in asyncio.all_tasks() if t is not me}
 
     assert server._loop is not None
-    return asyncio.run_coroutine_threadsafe(count(), server._loop).result(30)
+    return asyncio.run_coroutine_threadsafe(tasks(), server._loop).result(30)
+
+
+def _task_count(server: ServerThread) -> int:
+    return len(_tasks(server))
 
 
 @pytest.fixture
@@ -148,9 +159,12 @@ def test_clients_that_give_up_mid_call_leave_no_task_and_no_move_applied_twice(
         for game in games:
             assert client.move(game, game.tokens[1], DRAW).version == 1
         watch = client.stub.WatchGame(rpb.WatchGameRequest(game_id=games[0].game_id), metadata=md(games[0].tokens[0]))
-        next(watch)  # the watch machinery has started
+        next(watch)  # its first message: the event hub starts its tasks as the watch subscribes, in its own time
+        wait_for(lambda: all(any(name in task for task in _tasks(referee).values()) for name in _HUB_TASKS),
+                 "the event hub started")  # fmt: skip
         watch.cancel()
-        idle = _task_count(referee)
+        before = _tasks(referee)  # the hub's tasks stay, with no watcher: what idle counts
+        idle = len(before)
         requests = [rpb.SubmitMoveRequest(game_id=g.game_id, move=DISCARD, request_id="d2") for g in games]
         private_redis.process.send_signal(signal.SIGSTOP)
         try:
@@ -174,7 +188,11 @@ def test_clients_that_give_up_mid_call_leave_no_task_and_no_move_applied_twice(
                 stream.cancel()
         finally:
             private_redis.process.send_signal(signal.SIGCONT)
-        wait_for(lambda: _task_count(referee) <= idle, "every task of the calls ended")
+        try:
+            wait_for(lambda: _task_count(referee) <= idle, "every task of the calls ended")
+        except AssertionError:
+            left = sorted(task for key, task in _tasks(referee).items() if key not in before)
+            raise AssertionError(f"the tasks of the calls never all ended; tasks since: {left}") from None
         for game, request in zip(games, requests, strict=True):
             resent = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
             assert resent.version == 2  # applied (by a send whose caller left), and once
