@@ -102,5 +102,5 @@ def help_text(game: str, rules: Mapping[str, Any]) -> str:
     text = _gin_rules(rules) if game == "gin" else _rummy_rules(rules)
     target = rules.get("target_score")
     if target:
-        text += f"\nThe match is won by the first to {target} points."
+        text += f"\nThe match is won by the first to {target} point{'' if target == 1 else 's'}."
     return text + "\n\n" + commands(game)

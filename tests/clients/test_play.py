@@ -438,3 +438,9 @@ def test_meld_ids_may_be_typed_as_shown() -> None:
     assert engine.parse_move(move_input("layoff 6d #1")) == engine.LayOff(engine.parse_card("6D"), 1)
     assert engine.parse_move(move_input("layoff 6♦ # 12")) == engine.LayOff(engine.parse_card("6D"), 12)
     assert engine.parse_move(move_input("layoff 6d 1")) == engine.LayOff(engine.parse_card("6D"), 1)
+
+
+def test_the_help_counts_the_target_in_points() -> None:
+    one = engine.rules_from_profile("gin").to_dict() | {"target_score": 1}
+    assert "first to 1 point." in help_text("gin", one)
+    assert "first to 100 points." in help_text("gin", engine.rules_from_profile("gin").to_dict())
