@@ -226,6 +226,15 @@ class TablePage:
         else:
             raise AssertionError(f"no way to play {kind}")
         page.wait_for_function(f"Number(document.body.dataset.version) > {before}", timeout=TIMEOUT_MS)
+        self.check_counts()
+
+    def check_counts(self) -> None:
+        """Every seat's hand size in words: "1 card", "7 cards"."""
+        seats = self.page.eval_on_selector_all(  # read at once: the table may be drawn again meanwhile
+            "#seats .seat", "seats => seats.map(s => [s.dataset.handSize, s.querySelector('.hand-size').textContent])"
+        )
+        for size, text in seats:
+            assert text == f"{size} card{'' if size == '1' else 's'}", seats
 
 
 def play_with_mouse(table: TablePage, client: Client, game: Game, seat: int, rng: random.Random,

@@ -34,7 +34,7 @@ from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server import codec
 from server.redis_launcher import RedisProcess
 from tests.clients.clientkit import ServerProcess
-from tests.server.refkit import ORGANIZER, Client, Game, bot_move, md
+from tests.server.refkit import ORGANIZER, Client, Game, bot_move, deal, md, move_from_text
 from tests.web.tablekit import (
     CHROMIUM,
     LAUNCH_ARGS,
@@ -393,3 +393,23 @@ def test_lobby_starts_a_game_with_a_clock_and_shows_a_refused_join_in_words(
     ranks = page.eval_on_selector_all("#hand .card", "els => els.map(e => 'A23456789TJQK'.indexOf(e.dataset.card[0]))")
     assert ranks == sorted(ranks)
     assert not errors, errors
+
+
+def test_a_seat_with_one_card_left_reads_1_card(server: Referee, client: Client, browser: Any) -> None:
+    """Rummy: the player to act melds three runs and discards, keeping one card; the table counts it "1 card"
+    (it read "1 cards"), as it counts the others' "10 cards"."""
+    hand = "AS 2S 3S 4H 5H 6H 7C 8C 9C KD"
+    game = client.create("rummy", token=ORGANIZER, preset_deals=[deal(1, [hand, "AH 2H 3H AC 2C 3C AD 2D 3D 4S"],
+                                                                   "5S", stock_top="QD")])  # fmt: skip
+    mover = game.tokens[0]
+    for text in ("draw stock", "meld AS 2S 3S", "meld 4H 5H 6H", "meld 7C 8C 9C", "discard KD"):
+        client.move(game, mover, move_from_text(text))
+    page, _, errors = _page(browser, f"{server.http_url}/#game={game.game_id}&token={mover}")
+    try:
+        page.wait_for_selector("#seats .seat[data-seat='0'][data-hand-size='1']")
+        assert page.inner_text(".seat[data-seat='0'] .hand-size") == "1 card"
+        assert page.inner_text(".seat[data-seat='1'] .hand-size") == "10 cards"
+        TablePage(page).check_counts()
+        assert not errors
+    finally:
+        page.close()

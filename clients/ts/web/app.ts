@@ -92,6 +92,11 @@ function sortCards(cards: readonly string[]): string[] {
   return out;
 }
 
+/** "1 card", "2 cards". */
+function count(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
 function seatName(seat: number | undefined): string {
   if (seat === undefined || !view) return "nobody";
   const s = view.seats[seat];
@@ -172,10 +177,12 @@ function render(): void {
     el.dataset.handSize = String(s.handSize);
     el.dataset.score = String(s.score);
     const kind = s.kind === SeatKind.BOT ? '<span class="badge">bot</span>' : "";
-    el.innerHTML = `<div><span class="name"></span>${kind}${s.seat === v.viewerSeat ? '<span class="you">you</span>' : ""}</div>
-      <div class="backs"></div><div><span class="hand-size">${s.handSize} cards</span> \u00b7 score <b class="score">${s.score}</b>
+    const name = s.displayName || `seat ${s.seat}`;
+    const you = s.seat === v.viewerSeat && name.toLowerCase() !== "you" ? '<span class="you">you</span>' : "";
+    el.innerHTML = `<div><span class="name"></span>${kind}${you}</div>
+      <div class="backs"></div><div><span class="hand-size">${count(s.handSize, "card")}</span> \u00b7 score <b class="score">${s.score}</b>
       \u00b7 hands won ${s.boxes}${s.open ? " \u00b7 <i>open seat</i>" : ""}</div>`;
-    el.querySelector(".name")!.textContent = s.displayName || `seat ${s.seat}`;
+    el.querySelector(".name")!.textContent = name;
     const backs = el.querySelector(".backs")!;
     for (let i = 0; i < s.handSize; i++) backs.append(Object.assign(document.createElement("span"), { className: "mini" }));
     const clock = v.clocks.find((c) => c.seat === s.seat);
@@ -332,7 +339,7 @@ function renderHandEnd(): void {
   if (!last || (last.handNumber <= shownHandEnd && !over) || (over && shownHandEnd === 1e9)) return;
   box.innerHTML = "";
   const h = document.createElement("h2");
-  const winner = last.winner === undefined ? "nobody scores" : `${seatName(last.winner)}: ${last.points} points`;
+  const winner = last.winner === undefined ? "nobody scores" : `${seatName(last.winner)}: ${count(last.points, "point")}`;
   h.textContent = `Hand ${last.handNumber + 1}: ${HAND_END_WORDS[last.reason] ?? last.reason} \u2014 ${winner}`;
   box.append(h);
   box.dataset.handNumber = String(last.handNumber);
@@ -353,7 +360,7 @@ function renderHandEnd(): void {
     row.innerHTML = `<span class="who"></span><span class="cards"></span><span class="value"></span>`;
     row.querySelector(".who")!.textContent = seatName(seat);
     for (const c of cards.cards) row.querySelector(".cards")!.append(cardEl(c));
-    row.querySelector(".value")!.textContent = cards.cards.length ? `${last.handValues[seat] ?? 0} points left in hand`
+    row.querySelector(".value")!.textContent = cards.cards.length ? `${count(last.handValues[seat] ?? 0, "point")} left in hand`
       : "went out";
     rows.append(row);
   });
