@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,9 +55,10 @@ def server(redis_server: RedisProcess) -> Iterator[ServerThread]:
         yield srv
 
 
-def _play(server: ServerThread, game: Game) -> list[dict[str, object]]:
+def _play(server: ServerThread, game: Game, url: str | None = None) -> list[dict[str, object]]:
     bot = str(TS_DIR / "dist" / "bot.mjs")
-    commands = [[NODE, bot, "--url", server.http_url, "--game", game.game_id, "--token", game.tokens[seat], "--quiet"]
+    url = url or server.http_url
+    commands = [[NODE, bot, "--url", url, "--game", game.game_id, "--token", game.tokens[seat], "--quiet"]
                 for seat in sorted(game.tokens)]  # fmt: skip
     pipe = subprocess.PIPE
     bots = [subprocess.Popen(c, cwd=TS_DIR, stdout=pipe, stderr=pipe, text=True) for c in commands]
@@ -94,6 +96,23 @@ def test_three_node_bots_play_a_rummy_hand_over_connect(server: ServerThread, no
     assert final.phase == pb.PHASE_MATCH_OVER
     assert all(r["totals"] == list(final.result.totals) for r in results)
     client.close()
+
+
+def test_node_bots_play_on_while_one_of_their_two_referees_is_down(server: ServerThread, node_modules: Path) -> None:
+    """`--url LIVE,DOWN`: every other call goes to a referee that refuses connections (UNAVAILABLE); the bot sends it
+    again (a move with the same request_id), to the next referee, and plays the match to its end."""
+    down = socket.socket()  # bound, never listening: connections to it are refused
+    down.bind(("127.0.0.1", 0))
+    try:
+        client = Client(server.address)
+        game = client.create("gin", ("Node A", "Node B"), match=rpb.MatchSettings(target_score=20))
+        results = _play(server, game, f"{server.http_url},http://127.0.0.1:{down.getsockname()[1]}")
+        final = client.replay(game, ORGANIZER)[-1].current
+        assert final.phase == pb.PHASE_MATCH_OVER
+        assert all(r["totals"] == list(final.result.totals) for r in results)
+        client.close()
+    finally:
+        down.close()
 
 
 def test_the_generated_code_the_node_bundle_and_the_web_table_are_fresh(node_modules: Path) -> None:
