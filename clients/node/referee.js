@@ -477,7 +477,8 @@ export class RefereeClient {
 
   /**
    * Resign the match as the token's seat, at any time (not only on its turn). Idempotent: a request_id (a fresh
-   * UUID unless given) is resent on UNAVAILABLE or DEADLINE_EXCEEDED, and a second resign answers the same.
+   * UUID unless given) is resent on UNAVAILABLE or DEADLINE_EXCEEDED (COMMIT_OUTCOME_UNKNOWN beyond the retries,
+   * as submitMove does), and a second resign answers the same.
    * The view's result says who won and how it ended (ended, seat_ends).
    * @param {string} gameId
    * @param {{expectedVersion?: number, requestId?: string}} [options]
@@ -486,7 +487,9 @@ export class RefereeClient {
   async resign(gameId, options = {}) {
     const request = { game_id: gameId, request_id: options.requestId ?? randomUUID() };
     if (options.expectedVersion !== undefined) request.expected_version = options.expectedVersion;
-    const response = await this._retrying("Resign", request, [status.UNAVAILABLE, status.DEADLINE_EXCEEDED]);
+    const response = await this._retrying(
+      "Resign", request, [status.UNAVAILABLE, status.DEADLINE_EXCEEDED], undefined, true,
+    );
     response.events.forEach(plainEvent);
     plainView(response.view);
     return response;

@@ -40,7 +40,7 @@ function refereeStatus(code, reason, message) {
 
 // What the scripted server saw, and what it is told to do next.
 const seen = { submits: [], watches: [] };
-const script = { submitFailures: 0, submitUnknown: 0, watchPlans: [] };
+const script = { submitFailures: 0, submitUnknown: 0, resignUnknown: 0, watchPlans: [] };
 
 function view(version, extra = {}) {
   return { game_id: "g1", version, viewer_seat: 0, to_act: 1, phase: "PHASE_DRAW", ...extra };
@@ -76,6 +76,11 @@ const handlers = {
   },
   Resign(call, callback) {
     seen.resigns = [...(seen.resigns ?? []), call.request];
+    if (script.resignUnknown > 0) {
+      script.resignUnknown--;
+      callback(refereeStatus(status.UNAVAILABLE, COMMIT_OUTCOME_UNKNOWN, "the commit may or may not have happened"));
+      return;
+    }
     callback(null, {
       version: 4,
       events: [{ version: 4, index: 1, kind: "resigned", seat: 0, data: { fields: {} } }],
@@ -143,6 +148,17 @@ test("resign sends one request_id and returns the match result", async () => {
   assert.equal(response.view.result.ended, "MATCH_END_RESIGNED");
   assert.deepEqual(response.view.result.seat_ends, ["SEAT_END_RESIGNED", "SEAT_END_FINISHED"]);
   assert.equal(seen.resigns.at(-1).request_id, "bye-1");
+});
+
+test("resign resolves COMMIT_OUTCOME_UNKNOWN like submitMove, beyond its retries", async () => {
+  seen.resigns = [];
+  script.resignUnknown = 3;
+  const referee = connect(address, { token: "t", retries: 0, retryBaseMs: 1 });
+  const response = await referee.resign("g1", { requestId: "bye-2" });
+  assert.equal(response.version, 4);
+  assert.deepEqual(seen.resigns.map((r) => r.request_id), ["bye-2", "bye-2", "bye-2", "bye-2"]);
+  referee.close();
+  script.resignUnknown = 0;
 });
 
 test("submitMove gives up after its retries", async () => {
