@@ -537,6 +537,16 @@ export class RefereeClient {
     return this._unary("Ping", {});
   }
 
+  /** Whether the referee answers a Ping now. */
+  async _answers() {
+    try {
+      await this.ping();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /**
    * WatchGame as an async iterator of {snapshot: view} (first, unless `afterVersion` is given: then every
    * event after that version, or after its event `afterIndex`) and {event: event} (event.version, event.index,
@@ -544,6 +554,9 @@ export class RefereeClient {
    * (UNAVAILABLE: the server restarted or is shutting down; DEADLINE_EXCEEDED: the stream's own deadline;
    * RESOURCE_EXHAUSTED: the watcher fell behind) it is opened again right after the last event received
    * (after_version, after_index): nothing is delivered twice or skipped. Leaving the loop cancels the stream.
+   * `maxReconnects` bounds the reconnections in a row that get nothing; a stream cut UNAVAILABLE without a reason
+   * before anything came (a connection the referee ended at its maximum age, while the game was quiet) is not
+   * counted while the referee answers a Ping.
    * @param {string} gameId
    * @param {{afterVersion?: number, afterIndex?: number, reconnect?: boolean, maxReconnects?: number,
    *   deadlineMs?: number}} [options]
@@ -565,9 +578,11 @@ export class RefereeClient {
       }
       const deadline = Date.now() + (options.deadlineMs ?? this.watchDeadlineMs);
       const call = this.stub.WatchGame(request, this._metadata(), { deadline });
+      let received = false;
       try {
         for await (const message of call) {
           failures = 0;
+          received = true;
           tidy(message);
           if (message.update === "snapshot") {
             last = { version: message.snapshot.version, index: Infinity };
@@ -586,6 +601,8 @@ export class RefereeClient {
       } catch (error) {
         if (typeof error?.code !== "number") throw error; // not a gRPC status
         const wrapped = new RefereeError("WatchGame", error);
+        const cut = reconnect && wrapped.code === status.UNAVAILABLE && !wrapped.reason && !received;
+        if (cut && (await this._answers())) failures = 0; // a quiet game's stream cut (a connection aged out)
         if (!reconnect || !resumable.includes(wrapped.code) || failures >= maxReconnects) throw wrapped;
         if (wrapped.code !== status.DEADLINE_EXCEEDED) {
           const delay = Math.min(2000, this.retryBaseMs * 2 ** failures);

@@ -88,6 +88,10 @@ const handlers = {
         seat_ends: ["SEAT_END_RESIGNED", "SEAT_END_FINISHED"] } }),
     });
   },
+  Ping(call, callback) {
+    if (script.pingDown) callback({ code: status.UNAVAILABLE, details: "down" });
+    else callback(null, {});
+  },
   GetGame(call, callback) {
     if (call.request.game_id === "slow") return; // never answers: the deadline must end the call
     callback(null, { view: view(3, { last_hand: { hand_number: 0, reason: "knock" } }) });
@@ -234,6 +238,30 @@ test("watchGame resumes after a broken stream without gaps or repeats", async ()
     seen.watches.map((r) => [r.after_version, r.after_index]),
     [[undefined, undefined], [5, 1], [5, 2]],
   );
+});
+
+test("watchGame of a quiet game outlives more streams cut without a word than maxReconnects while the referee answers", async () => {
+  // a referee ending each connection at its maximum age (serve --max-connection-age) cuts a stream with nothing new
+  const cut = { messages: [], fail: status.UNAVAILABLE };
+  script.watchPlans = [...Array(5).fill(cut), { messages: [event(4, 1, "match_ended")] }];
+  const referee = connect(address, { token: "t", retryBaseMs: 1 });
+  const got = [];
+  for await (const update of referee.watchGame("g1", { afterVersion: 3, maxReconnects: 2 })) got.push(update.event.kind);
+  assert.deepEqual(got, ["match_ended"]);
+
+  script.watchPlans = Array(5).fill(cut); // ... and while it does not answer, maxReconnects bounds them
+  script.pingDown = true;
+  seen.watches = [];
+  await assert.rejects(
+    (async () => {
+      for await (const update of referee.watchGame("g1", { afterVersion: 3, maxReconnects: 2 })) got.push(update);
+    })(),
+    (e) => e instanceof RefereeError && e.code === status.UNAVAILABLE,
+  );
+  assert.equal(seen.watches.length, 3);
+  script.pingDown = false;
+  script.watchPlans = [];
+  referee.close();
 });
 
 test("watchGame from a version asks for no snapshot, and fails when told not to reconnect", async () => {
