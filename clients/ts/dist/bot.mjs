@@ -222,7 +222,8 @@ async function playWhileMyTurn() {
   while (view2 && view2.toAct === view2.viewerSeat && view2.legalMoves.length > 0) {
     const m = chooseMove(view2);
     try {
-      const request = { gameId, move: m, expectedVersion: view2.version, requestId: `bot-${view2.viewerSeat}-${view2.version}` };
+      const requestId = `bot-${view2.viewerSeat}-${view2.version}`;
+      const request = { gameId, move: m, expectedVersion: view2.version, requestId };
       const answer = await persist(() => referee.submitMove(request, auth(token)));
       say(`seat ${view2.viewerSeat}: ${moveText(m)}`);
       view2 = answer.view;

@@ -33,7 +33,8 @@ async function playWhileMyTurn(): Promise<GameView> {
   while (view && view.toAct === view.viewerSeat && view.legalMoves.length > 0) {
     const m = chooseMove(view);
     try {
-      const request = { gameId, move: m, expectedVersion: view.version, requestId: `bot-${view.viewerSeat}-${view.version}` };
+      const requestId = `bot-${view.viewerSeat}-${view.version}`;
+      const request = { gameId, move: m, expectedVersion: view.version, requestId };
       const answer = await persist(() => referee.submitMove(request, auth(token)));
       say(`seat ${view.viewerSeat}: ${moveText(m)}`);
       view = answer.view;
