@@ -221,16 +221,20 @@ async function playWhileMyTurn() {
   let { view: view2 } = await persist(() => referee.getGame({ gameId }, auth(token)));
   while (view2 && view2.toAct === view2.viewerSeat && view2.legalMoves.length > 0) {
     const m = chooseMove(view2);
+    const requestId = `bot-${view2.viewerSeat}-${view2.version}`;
+    const request = { gameId, move: m, expectedVersion: view2.version, requestId };
     try {
-      const requestId = `bot-${view2.viewerSeat}-${view2.version}`;
-      const request = { gameId, move: m, expectedVersion: view2.version, requestId };
       const answer = await persist(() => referee.submitMove(request, auth(token)));
       say(`seat ${view2.viewerSeat}: ${moveText(m)}`);
       view2 = answer.view;
     } catch (err) {
       const r = refusal(err);
       if (r.code !== "Aborted" && r.reason !== "OUT_OF_TIME") throw err;
-      view2 = (await persist(() => referee.getGame({ gameId }, auth(token)))).view;
+      const late = r.reason === "OUT_OF_TIME";
+      do {
+        if (late) await new Promise((resolve) => setTimeout(resolve, 100));
+        view2 = (await persist(() => referee.getGame({ gameId }, auth(token)))).view;
+      } while (late && view2?.version === request.expectedVersion && view2.toAct === view2.viewerSeat);
     }
   }
   return view2;

@@ -32,9 +32,9 @@ async function playWhileMyTurn(): Promise<GameView> {
   let { view } = await persist(() => referee.getGame({ gameId }, auth(token)));
   while (view && view.toAct === view.viewerSeat && view.legalMoves.length > 0) {
     const m = chooseMove(view);
+    const requestId = `bot-${view.viewerSeat}-${view.version}`;
+    const request = { gameId, move: m, expectedVersion: view.version, requestId };
     try {
-      const requestId = `bot-${view.viewerSeat}-${view.version}`;
-      const request = { gameId, move: m, expectedVersion: view.version, requestId };
       const answer = await persist(() => referee.submitMove(request, auth(token)));
       say(`seat ${view.viewerSeat}: ${moveText(m)}`);
       view = answer.view;
@@ -42,7 +42,12 @@ async function playWhileMyTurn(): Promise<GameView> {
       const r = refusal(err);
       // someone moved first, or (a time control) the referee's timeout came first: look again
       if (r.code !== "Aborted" && r.reason !== "OUT_OF_TIME") throw err;
-      view = (await persist(() => referee.getGame({ gameId }, auth(token)))).view;
+      // OUT_OF_TIME: the move came after its deadline; the referee applies its timeout policy next: wait for it
+      const late = r.reason === "OUT_OF_TIME";
+      do {
+        if (late) await new Promise((resolve) => setTimeout(resolve, 100));
+        view = (await persist(() => referee.getGame({ gameId }, auth(token)))).view;
+      } while (late && view?.version === request.expectedVersion && view.toAct === view.viewerSeat);
     }
   }
   return view!;
