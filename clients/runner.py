@@ -41,6 +41,7 @@ import grpc
 import engine
 from clients.bots.base import Bot
 from clients.sdk import (
+    COMMIT_OUTCOME_UNKNOWN,
     FROM_START,
     AsyncRefereeClient,
     GameSnapshot,
@@ -521,7 +522,10 @@ class _Play:
                             snap = yield from self.fetch()
                         seat.result.late += 1
                         continue
-                    if err.rejected_move and not (before.view.deadline_ms is not None and _overtaken(before, snap)):
+                    # a refusal of a resend after an unknown outcome is reported COMMIT_OUTCOME_UNKNOWN (the SDK's
+                    # word: the view just fetched says what came of it): not the bot's refused move
+                    if (err.rejected_move and err.reason != COMMIT_OUTCOME_UNKNOWN
+                            and not (before.view.deadline_ms is not None and _overtaken(before, snap))):
                         seat.rejected(err)  # refused for what it is, not because the referee's timeout came first
                     continue
                 seat.result.moves += 1

@@ -3,9 +3,15 @@
 // It follows the game with WatchGame. Whenever something happens after the version it last acted on, it
 // fetches its view (GetGame); while that view says it is this seat's turn, it asks `chooseMove(view,
 // legalMoves)` and submits the answer (SubmitMove, pinned to the view's version, idempotent by request_id),
-// going on from the view the response carries (a Gin turn is two moves: draw, then discard).
+// going on from the view the response carries (a Gin turn is two moves: draw, then discard). A move refused
+// OUT_OF_TIME (a time control: it came after its deadline) waits for the referee's timeout policy, then goes on.
+
+import { setTimeout as sleep } from "node:timers/promises";
 
 import { connect, moveText, RefereeError, status } from "./referee.js";
+
+/** After a move refused OUT_OF_TIME: how often the view is fetched until the referee applied its timeout policy. */
+const OUT_OF_TIME_POLL_MS = 100;
 
 /**
  * @callback ChooseMove
@@ -62,6 +68,17 @@ export async function playSeat({ address, client, gameId, token, chooseMove, log
         if (error instanceof RefereeError && error.code === status.ABORTED) {
           // The game moved on since this view (it should not, when only the seat to act may move): reload.
           ({ view: current } = await referee.getGame(gameId));
+          handled = Math.max(handled, current.version);
+          continue;
+        }
+        if (error instanceof RefereeError && error.reason === "OUT_OF_TIME") {
+          // Answered after its deadline (a time control): the referee applies its timeout policy next (an
+          // automatic move, or the match lost on time); wait for it, then go on from the game as it is.
+          const before = current.version;
+          do {
+            await sleep(OUT_OF_TIME_POLL_MS);
+            ({ view: current } = await referee.getGame(gameId));
+          } while (current.version === before && current.to_act === current.viewer_seat);
           handled = Math.max(handled, current.version);
           continue;
         }

@@ -477,7 +477,8 @@ export class RefereeClient {
 
   /**
    * Resign the match as the token's seat, at any time (not only on its turn). Idempotent: a request_id (a fresh
-   * UUID unless given) is resent on UNAVAILABLE or DEADLINE_EXCEEDED, and a second resign answers the same.
+   * UUID unless given) is resent on UNAVAILABLE or DEADLINE_EXCEEDED (COMMIT_OUTCOME_UNKNOWN beyond the retries,
+   * as submitMove does), and a second resign answers the same.
    * The view's result says who won and how it ended (ended, seat_ends).
    * @param {string} gameId
    * @param {{expectedVersion?: number, requestId?: string}} [options]
@@ -486,7 +487,9 @@ export class RefereeClient {
   async resign(gameId, options = {}) {
     const request = { game_id: gameId, request_id: options.requestId ?? randomUUID() };
     if (options.expectedVersion !== undefined) request.expected_version = options.expectedVersion;
-    const response = await this._retrying("Resign", request, [status.UNAVAILABLE, status.DEADLINE_EXCEEDED]);
+    const response = await this._retrying(
+      "Resign", request, [status.UNAVAILABLE, status.DEADLINE_EXCEEDED], undefined, true,
+    );
     response.events.forEach(plainEvent);
     plainView(response.view);
     return response;
@@ -534,6 +537,16 @@ export class RefereeClient {
     return this._unary("Ping", {});
   }
 
+  /** Whether the referee answers a Ping now. */
+  async _answers() {
+    try {
+      await this.ping();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /**
    * WatchGame as an async iterator of {snapshot: view} (first, unless `afterVersion` is given: then every
    * event after that version, or after its event `afterIndex`) and {event: event} (event.version, event.index,
@@ -541,6 +554,9 @@ export class RefereeClient {
    * (UNAVAILABLE: the server restarted or is shutting down; DEADLINE_EXCEEDED: the stream's own deadline;
    * RESOURCE_EXHAUSTED: the watcher fell behind) it is opened again right after the last event received
    * (after_version, after_index): nothing is delivered twice or skipped. Leaving the loop cancels the stream.
+   * `maxReconnects` bounds the reconnections in a row that get nothing; a stream cut UNAVAILABLE without a reason
+   * before anything came (a connection the referee ended at its maximum age, while the game was quiet) is not
+   * counted while the referee answers a Ping.
    * @param {string} gameId
    * @param {{afterVersion?: number, afterIndex?: number, reconnect?: boolean, maxReconnects?: number,
    *   deadlineMs?: number}} [options]
@@ -562,9 +578,11 @@ export class RefereeClient {
       }
       const deadline = Date.now() + (options.deadlineMs ?? this.watchDeadlineMs);
       const call = this.stub.WatchGame(request, this._metadata(), { deadline });
+      let received = false;
       try {
         for await (const message of call) {
           failures = 0;
+          received = true;
           tidy(message);
           if (message.update === "snapshot") {
             last = { version: message.snapshot.version, index: Infinity };
@@ -583,6 +601,8 @@ export class RefereeClient {
       } catch (error) {
         if (typeof error?.code !== "number") throw error; // not a gRPC status
         const wrapped = new RefereeError("WatchGame", error);
+        const cut = reconnect && wrapped.code === status.UNAVAILABLE && !wrapped.reason && !received;
+        if (cut && (await this._answers())) failures = 0; // a quiet game's stream cut (a connection aged out)
         if (!reconnect || !resumable.includes(wrapped.code) || failures >= maxReconnects) throw wrapped;
         if (wrapped.code !== status.DEADLINE_EXCEEDED) {
           const delay = Math.min(2000, this.retryBaseMs * 2 ** failures);

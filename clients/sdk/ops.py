@@ -404,9 +404,9 @@ class Session(Generic[W]):
         it, until the match ends. With ``after_version``: no snapshot, every event after that version;
         ``FROM_START`` (-1): every event of the game, the first deal's (version 0) included. A stream that breaks
         is resumed from the last version seen, without a gap or a duplicate; ``retry`` bounds the reconnections
-        in a row that get nothing (default: the client's policy). ``on_reconnect(after_version)`` is called before
-        each resumption. Iterate the returned ``Watch`` (``async for`` an ``AsyncWatch``); ``cancel()`` it (a
-        ``Watch`` from any thread)."""
+        in a row that get nothing from a referee that does not answer (default: the client's policy).
+        ``on_reconnect(after_version)`` is called before each resumption. Iterate the returned ``Watch`` (``async
+        for`` an ``AsyncWatch``); ``cancel()`` it (a ``Watch`` from any thread)."""
         watch = self._watch_type(self, game_id, after_version, token, retry or self.retry,
                                  timeout if timeout is not None else self.watch_timeout, on_reconnect)  # fmt: skip
         return cast(W, watch)
@@ -444,7 +444,8 @@ class WatchLoop:
     """The resuming event stream of one game, whichever executor reads it (see ``RefereeClient.watch``): a
     snapshot first (without ``after_version``), then every event after the cursor's position; a stream that
     breaks is opened again from there, ``retry`` bounding the reconnections in a row that get nothing (a
-    stream's own deadline passing is no failure)."""
+    stream's own deadline passing is no failure, nor a stream of a quiet game cut without a reason while the
+    referee answers a Ping: a connection it ended at its maximum age, ``serve --max-connection-age``)."""
 
     def __init__(
         self,
@@ -506,12 +507,23 @@ class WatchLoop:
                 raise err
             if err.code != grpc.StatusCode.DEADLINE_EXCEEDED:  # a stream's own deadline is no failure
                 failures += 1
+                if not delivered and not err.reason and (yield from self._answers()):
+                    failures = 1  # cut while the game was quiet (a connection aged out): the referee is there
                 if failures >= self._retry.attempts:
                     raise err
                 yield Sleep(self._retry.backoff(failures - 1))
             self.reconnects += 1
             if self._on_reconnect is not None:
                 self._on_reconnect(self.cursor.version)
+
+    def _answers(self) -> Op[bool]:
+        """Whether the referee answers a Ping now (one send): a stream it cut without a word (no reason) before
+        anything was new reached it all the same."""
+        try:
+            yield from call(self._session, "Ping", rpb.PingRequest(), rpb.PingResponse, None, None, NO_RETRY)
+        except RefereeError:
+            return False
+        return True
 
     def _follow(self, stream: Any) -> Op[tuple[RefereeError | None, bool]]:
         """Deliver what ``stream`` brings that is new: (None at its end, or the error it broke with; whether

@@ -275,3 +275,58 @@ def test_a_move_in_flight_while_redis_freezes_is_applied_once(private_redis: Red
             assert replay.version == moved
     finally:
         server.stop()
+
+
+class _Late:
+    """A bot whose first answer comes after its 300 ms: its move reaches the referee past the deadline."""
+
+    name = "late"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def observe(self, event: object) -> None:
+        pass
+
+    def choose(self, view: Any, legal: Any) -> Any:
+        self.asked += 1
+        if self.asked == 1:
+            time.sleep(0.8)
+        return legal[0]
+
+
+def test_a_late_move_answered_outcome_unknown_then_out_of_time_is_no_refused_move(
+    private_redis: RedisProcess,
+) -> None:
+    """A move answered COMMIT_OUTCOME_UNKNOWN whose resend the referee refuses OUT_OF_TIME fails with the reason
+    COMMIT_OUTCOME_UNKNOWN (the SDK's word for it): the runner must not count that as the bot's refused move (a
+    forfeit with max_rejections 0, as in a tournament), but go on from the game: here the referee's timeout. The
+    referee that refuses fires no timeouts; one that does starts once the bot was asked again."""
+    from clients.sdk import PerMove
+    from tests import kit
+
+    quiet = kit.ServerThread(kit.referee_settings(private_redis.url, organizer_token=kit.ORGANIZER))
+    proxy = OutcomeProxy(quiet.address)
+    firing: kit.ServerThread | None = None
+    try:
+        with RefereeClient(quiet.address) as client:
+            game = client.create_game("gin", ["Late", "Other"], time_control=PerMove(0.3))
+            seat = client.get_game(game.game_id, token=game.tokens[0]).snapshot.to_act
+            assert seat is not None
+        proxy.plan = ["unknown"]
+        bot = _Late()
+        with concurrent.futures.ThreadPoolExecutor(1) as pool, RefereeClient(proxy.address, retry=FAST) as sdk:
+            future = pool.submit(play_seat, sdk, game.game_id, game.tokens[seat], bot, max_rejections=0)
+            deadline = time.monotonic() + 30
+            while bot.asked < 2 and not future.done() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            firing = kit.ServerThread(kit.referee_settings(private_redis.url, organizer_token=kit.ORGANIZER,
+                                                           firer=True))  # fmt: skip
+            result = future.result(timeout=60)
+        assert not result.forfeit, result.forfeit_reason
+        assert result.rejected == 0 and result.seat_end == "lost_on_time"
+    finally:
+        proxy.close()
+        for server in (firing, quiet):
+            if server is not None:
+                server.stop()

@@ -263,3 +263,60 @@ referee.close();
     finally:
         for server in servers:
             server.stop()
+
+
+_LATE_BOT = """
+import { setTimeout as sleep } from "node:timers/promises";
+import { playSeat } from "./bot.js";
+import { connect } from "./referee.js";
+const [address, gameId, token] = process.argv.slice(1);
+const client = connect(address, { token });
+const submit = client.submitMove.bind(client);
+client.submitMove = async (...args) => {
+  try { return await submit(...args); } catch (e) { console.error(`refused ${e.reason}`); throw e; }
+};
+let late = true;
+const summary = await playSeat({ client, gameId, chooseMove: async (view, legal) => {
+  if (late) { late = false; await sleep(800); }  // past the 300 ms its first decision has
+  return legal[0];
+} });
+console.log(`SUMMARY ${JSON.stringify({ phase: summary.phase, winners: summary.winners })}`);
+"""
+
+
+def test_a_node_bot_that_answers_after_its_deadline_waits_for_the_referee_s_timeout(
+    private_redis: RedisProcess, node_modules: Path
+) -> None:
+    """A move that arrives after its deadline, before the referee applied its timeout policy, is refused
+    OUT_OF_TIME (README, time controls): playSeat waits for the policy and goes on from the game as it is then
+    (here the match lost on time), as the Python runner does; it does not fail. The referee that refuses the move
+    fires no timeouts; one that does starts only once the refusal came, so the order is certain."""
+    from clients.sdk import PerMove, RefereeClient
+    from tests import kit
+
+    quiet = kit.ServerThread(kit.referee_settings(private_redis.url, organizer_token=kit.ORGANIZER))
+    firing: kit.ServerThread | None = None
+    try:
+        with RefereeClient(quiet.address) as client:
+            game = client.create_game("gin", ["Python", "Node"], time_control=PerMove(0.3))
+            assert client.get_game(game.game_id, token=game.tokens[1]).snapshot.my_turn  # seat 1 acts first
+        bot = subprocess.Popen([NODE, "--input-type=module", "-e", _LATE_BOT, quiet.address, game.game_id,
+                                game.tokens[1]], cwd=NODE_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)  # fmt: skip
+        try:
+            assert bot.stderr is not None
+            line = bot.stderr.readline()
+            assert line.strip() == "refused OUT_OF_TIME", line
+            firing = kit.ServerThread(kit.referee_settings(private_redis.url, organizer_token=kit.ORGANIZER,
+                                                           firer=True))  # fmt: skip
+            out, err = bot.communicate(timeout=60)
+        finally:
+            if bot.poll() is None:
+                bot.kill()
+        assert bot.returncode == 0, f"the Node bot failed ({bot.returncode}):\n{out}\n{line}{err}"
+        summary = json.loads(out.strip().splitlines()[-1].removeprefix("SUMMARY "))
+        assert summary == {"phase": "PHASE_MATCH_OVER", "winners": [0]}
+    finally:
+        for server in (firing, quiet):
+            if server is not None:
+                server.stop()

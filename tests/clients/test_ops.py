@@ -103,3 +103,32 @@ def test_a_watch_resumes_after_the_last_event_it_delivered() -> None:
     assert [(r.after_version, r.after_index) for r in opened] == [(3, 0), (4, 2)]
     assert not opened[0].HasField("after_index")
     assert reconnected == [4] and watch.reconnects == 1 and watch.cursor.ended
+
+
+def _quiet_cuts(pings: list[Any]) -> tuple[int, BaseException | None]:
+    """A watch whose every stream is cut (UNAVAILABLE, no reason) before anything new, each cut followed by a Ping
+    answered with the next of ``pings``, until they run out; then the match ends. (Opens, the error raised.)"""
+    watch = ops.WatchLoop(_session(), "g", 3, None, RetryPolicy(attempts=3, initial_backoff=0.01), 5.0, None)
+    op, answer, opens, last = watch._loop(), None, 0, [_event(4, 1, "match_ended")]
+    while True:
+        try:
+            done, effect = ops.step(op, answer)
+        except RefereeError as exc:
+            return opens, exc
+        if done:
+            return opens, None
+        answer = None
+        if isinstance(effect, ops.Open):
+            opens += 1
+            answer = "stream"
+        elif isinstance(effect, ops.Read):
+            answer = _unavailable() if pings else (last.pop() if last else ops.END)
+        elif isinstance(effect, ops.Send):
+            assert effect.method == "Ping"
+            answer = pings.pop(0)
+
+
+def test_a_watch_cut_while_quiet_counts_no_failure_while_the_referee_answers_a_ping() -> None:
+    assert _quiet_cuts([rpb.PingResponse()] * 6) == (7, None)  # 6 cuts in a row, 3 attempts: the referee is there
+    opens, error = _quiet_cuts([_unavailable()] * 6)  # ... and while it does not, the retry policy bounds them
+    assert opens == 3 and isinstance(error, RefereeError) and error.code == grpc.StatusCode.UNAVAILABLE

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
+import socket
 import subprocess
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,9 +57,10 @@ def server(redis_server: RedisProcess) -> Iterator[ServerThread]:
         yield srv
 
 
-def _play(server: ServerThread, game: Game) -> list[dict[str, object]]:
+def _play(server: ServerThread, game: Game, url: str | None = None) -> list[dict[str, object]]:
     bot = str(TS_DIR / "dist" / "bot.mjs")
-    commands = [[NODE, bot, "--url", server.http_url, "--game", game.game_id, "--token", game.tokens[seat], "--quiet"]
+    url = url or server.http_url
+    commands = [[NODE, bot, "--url", url, "--game", game.game_id, "--token", game.tokens[seat], "--quiet"]
                 for seat in sorted(game.tokens)]  # fmt: skip
     pipe = subprocess.PIPE
     bots = [subprocess.Popen(c, cwd=TS_DIR, stdout=pipe, stderr=pipe, text=True) for c in commands]
@@ -96,6 +100,23 @@ def test_three_node_bots_play_a_rummy_hand_over_connect(server: ServerThread, no
     client.close()
 
 
+def test_node_bots_play_on_while_one_of_their_two_referees_is_down(server: ServerThread, node_modules: Path) -> None:
+    """`--url LIVE,DOWN`: every other call goes to a referee that refuses connections (UNAVAILABLE); the bot sends it
+    again (a move with the same request_id), to the next referee, and plays the match to its end."""
+    down = socket.socket()  # bound, never listening: connections to it are refused
+    down.bind(("127.0.0.1", 0))
+    try:
+        client = Client(server.address)
+        game = client.create("gin", ("Node A", "Node B"), match=rpb.MatchSettings(target_score=20))
+        results = _play(server, game, f"{server.http_url},http://127.0.0.1:{down.getsockname()[1]}")
+        final = client.replay(game, ORGANIZER)[-1].current
+        assert final.phase == pb.PHASE_MATCH_OVER
+        assert all(r["totals"] == list(final.result.totals) for r in results)
+        client.close()
+    finally:
+        down.close()
+
+
 def test_the_generated_code_the_node_bundle_and_the_web_table_are_fresh(node_modules: Path) -> None:
     done = subprocess.run([NODE, "build.mjs", "--check"], cwd=TS_DIR, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -132,3 +153,53 @@ console.log(JSON.stringify(ids));
         assert [a - b for a, b in zip(after, before, strict=True)] == [2, 2]
     finally:
         other.stop()
+
+
+def _calls(metrics_url: str) -> dict[tuple[str, str], float]:
+    """rummy_rpc_handled_total by (method, code), from the referee's Prometheus metrics."""
+    text = urllib.request.urlopen(metrics_url, timeout=10).read().decode()
+    found = re.findall(r'rummy_rpc_handled_total\{code="(\w+)",method="rummy\.v1\.RefereeService/(\w+)"\} (\S+)', text)
+    return {(method, code): float(n) for code, method, n in found}
+
+
+def test_a_node_bot_out_of_time_waits_for_the_referee_s_timeout_without_resending(
+    private_redis: RedisProcess, node_modules: Path, tmp_path: Path
+) -> None:
+    """A move refused OUT_OF_TIME (it came after its deadline, before the referee applied its timeout policy)
+    is not sent again and again: the bot looks at the game (GetGame) until the policy was applied, then goes on.
+    The referee here fires no timeout for an hour; one that does starts once the bot has looked five times."""
+    from clients.sdk import PerMove, RefereeClient
+    from tests import kit
+    from tests.clients.clientkit import ServerProcess, wait_until
+
+    metrics_port = kit.free_port()
+    args = ("--no-bots", "--timeout-poll", "3600", "--metrics-port", str(metrics_port))
+    quiet = ServerProcess(private_redis.url, log_dir=tmp_path, http=True, args=args)
+    quiet.start()
+    metrics = f"http://127.0.0.1:{metrics_port}/metrics"
+    firing: kit.ServerThread | None = None
+    try:
+        with RefereeClient(quiet.address) as client:
+            game = client.create_game("gin", ["A", "B"], time_control=PerMove(0.001))  # every move comes late
+            seat = client.get_game(game.game_id, token=game.tokens[0]).snapshot.to_act
+            assert seat is not None
+        bot = subprocess.Popen([NODE, str(TS_DIR / "dist" / "bot.mjs"), "--quiet", "--url", f"http://127.0.0.1:"
+                                f"{quiet.http_port}", "--game", game.game_id, "--token", game.tokens[seat]],
+                               cwd=TS_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        try:
+            assert wait_until(lambda: _calls(metrics).get(("SubmitMove", "FAILED_PRECONDITION"), 0) >= 1, 60)
+            looked = _calls(metrics).get(("GetGame", "OK"), 0)
+            assert wait_until(lambda: _calls(metrics).get(("GetGame", "OK"), 0) >= looked + 5, 60)
+            assert _calls(metrics).get(("SubmitMove", "FAILED_PRECONDITION"), 0) <= 2  # (one in flight meanwhile)
+            firing = kit.ServerThread(kit.referee_settings(private_redis.url, organizer_token=kit.ORGANIZER,
+                                                           firer=True))  # fmt: skip
+            out, err = bot.communicate(timeout=60)
+        finally:
+            if bot.poll() is None:
+                bot.kill()
+        assert bot.returncode == 0, f"the bot failed ({bot.returncode}):\n{out}\n{err}"
+        assert json.loads(out.strip().splitlines()[-1])["winners"] == [1 - seat]  # it lost on time
+    finally:
+        if firing is not None:
+            firing.stop()
+        quiet.stop()

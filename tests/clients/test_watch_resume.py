@@ -7,11 +7,13 @@ import asyncio
 import random
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from clients.sdk import FROM_START, AsyncRefereeClient, GameSnapshot, RefereeClient, RetryPolicy
+from clients.sdk import FROM_START, AsyncRefereeClient, GameSnapshot, RefereeClient, RefereeError, RetryPolicy
 from clients.sdk.values import CreatedGame
-from tests.clients.clientkit import ORGANIZER, H2Proxy, wait_until
+from server.redis_launcher import RedisProcess
+from tests.clients.clientkit import ORGANIZER, H2Proxy, ServerProcess, wait_until
 
 FAST = RetryPolicy(attempts=20, initial_backoff=0.02, max_backoff=0.2)
 
@@ -190,3 +192,36 @@ def test_a_watch_renews_its_stream_at_its_deadline_without_a_gap(client: Referee
     replay = client.get_replay(game.game_id, token=game.tokens[0]).events
     assert sum(isinstance(i, GameSnapshot) for i in seen) == 1
     assert [(e["version"], e["index"]) for e in _events(seen)] == _after_the_snapshot(seen, replay)
+
+
+def test_a_watch_of_a_quiet_game_outlives_more_aged_out_connections_than_its_retry_attempts(
+    redis_server: RedisProcess, tmp_path: Path
+) -> None:
+    """`serve --max-connection-age` ends every connection at that age, a watch stream with it (README: the client
+    reconnects). A watch of a game where nothing happens gets nothing on its resumed streams, yet each reached the
+    referee: no failed reconnection, however many in a row (``retry`` bounds those that cannot reach it)."""
+    server = ServerProcess(redis_server.url, log_dir=tmp_path, args=("--no-bots", "--max-connection-age", "1",
+                                                                     "--max-connection-age-grace", "0.5"))  # fmt: skip
+    server.start()
+    try:
+        with RefereeClient(server.address, retry=RetryPolicy(attempts=2, initial_backoff=0.02)) as client:
+            game = client.create_game("gin", ["Ann", "Bob"], max_hands=1)
+            seen: list[Any] = []
+            failed: list[BaseException] = []
+
+            def follow(watch: Any) -> None:
+                try:
+                    seen.extend(watch)
+                except RefereeError as exc:
+                    failed.append(exc)
+
+            with client.watch(game.game_id, token=game.tokens[0]) as watch:
+                thread = threading.Thread(target=follow, args=(watch,), daemon=True)
+                thread.start()
+                assert wait_until(lambda: watch.reconnects >= 4 or bool(failed), timeout=60)
+                assert not failed, failed
+                _play(client, game, random.Random(5), lambda n: None)
+                thread.join(30)
+            assert not failed and _events(seen)[-1]["kind"] == "match_ended"
+    finally:
+        server.stop()

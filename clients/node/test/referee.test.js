@@ -40,7 +40,7 @@ function refereeStatus(code, reason, message) {
 
 // What the scripted server saw, and what it is told to do next.
 const seen = { submits: [], watches: [] };
-const script = { submitFailures: 0, submitUnknown: 0, watchPlans: [] };
+const script = { submitFailures: 0, submitUnknown: 0, resignUnknown: 0, watchPlans: [] };
 
 function view(version, extra = {}) {
   return { game_id: "g1", version, viewer_seat: 0, to_act: 1, phase: "PHASE_DRAW", ...extra };
@@ -76,12 +76,21 @@ const handlers = {
   },
   Resign(call, callback) {
     seen.resigns = [...(seen.resigns ?? []), call.request];
+    if (script.resignUnknown > 0) {
+      script.resignUnknown--;
+      callback(refereeStatus(status.UNAVAILABLE, COMMIT_OUTCOME_UNKNOWN, "the commit may or may not have happened"));
+      return;
+    }
     callback(null, {
       version: 4,
       events: [{ version: 4, index: 1, kind: "resigned", seat: 0, data: { fields: {} } }],
       view: view(4, { phase: "PHASE_MATCH_OVER", result: { totals: [0, 0], winners: [1], ended: "MATCH_END_RESIGNED",
         seat_ends: ["SEAT_END_RESIGNED", "SEAT_END_FINISHED"] } }),
     });
+  },
+  Ping(call, callback) {
+    if (script.pingDown) callback({ code: status.UNAVAILABLE, details: "down" });
+    else callback(null, {});
   },
   GetGame(call, callback) {
     if (call.request.game_id === "slow") return; // never answers: the deadline must end the call
@@ -143,6 +152,17 @@ test("resign sends one request_id and returns the match result", async () => {
   assert.equal(response.view.result.ended, "MATCH_END_RESIGNED");
   assert.deepEqual(response.view.result.seat_ends, ["SEAT_END_RESIGNED", "SEAT_END_FINISHED"]);
   assert.equal(seen.resigns.at(-1).request_id, "bye-1");
+});
+
+test("resign resolves COMMIT_OUTCOME_UNKNOWN like submitMove, beyond its retries", async () => {
+  seen.resigns = [];
+  script.resignUnknown = 3;
+  const referee = connect(address, { token: "t", retries: 0, retryBaseMs: 1 });
+  const response = await referee.resign("g1", { requestId: "bye-2" });
+  assert.equal(response.version, 4);
+  assert.deepEqual(seen.resigns.map((r) => r.request_id), ["bye-2", "bye-2", "bye-2", "bye-2"]);
+  referee.close();
+  script.resignUnknown = 0;
 });
 
 test("submitMove gives up after its retries", async () => {
@@ -218,6 +238,30 @@ test("watchGame resumes after a broken stream without gaps or repeats", async ()
     seen.watches.map((r) => [r.after_version, r.after_index]),
     [[undefined, undefined], [5, 1], [5, 2]],
   );
+});
+
+test("watchGame of a quiet game outlives more streams cut without a word than maxReconnects while the referee answers", async () => {
+  // a referee ending each connection at its maximum age (serve --max-connection-age) cuts a stream with nothing new
+  const cut = { messages: [], fail: status.UNAVAILABLE };
+  script.watchPlans = [...Array(5).fill(cut), { messages: [event(4, 1, "match_ended")] }];
+  const referee = connect(address, { token: "t", retryBaseMs: 1 });
+  const got = [];
+  for await (const update of referee.watchGame("g1", { afterVersion: 3, maxReconnects: 2 })) got.push(update.event.kind);
+  assert.deepEqual(got, ["match_ended"]);
+
+  script.watchPlans = Array(5).fill(cut); // ... and while it does not answer, maxReconnects bounds them
+  script.pingDown = true;
+  seen.watches = [];
+  await assert.rejects(
+    (async () => {
+      for await (const update of referee.watchGame("g1", { afterVersion: 3, maxReconnects: 2 })) got.push(update);
+    })(),
+    (e) => e instanceof RefereeError && e.code === status.UNAVAILABLE,
+  );
+  assert.equal(seen.watches.length, 3);
+  script.pingDown = false;
+  script.watchPlans = [];
+  referee.close();
 });
 
 test("watchGame from a version asks for no snapshot, and fails when told not to reconnect", async () => {

@@ -32,6 +32,18 @@ function roundRobin(transports) {
     stream: (method, signal, timeoutMs, header, input, contextValues) => pick().stream(method, signal, timeoutMs, header, input, contextValues)
   };
 }
+async function persist(call, seconds = 60) {
+  const until = Date.now() + seconds * 1e3;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      const code = ConnectError.from(err).code;
+      if (code !== Code.Unavailable && code !== Code.DeadlineExceeded || Date.now() >= until) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1e3, 50 * 2 ** attempt)));
+    }
+  }
+}
 function auth(token2, extra = {}) {
   return { ...extra, headers: { authorization: `Bearer ${token2}` } };
 }
@@ -206,20 +218,23 @@ var say = (text) => {
   if (!values.quiet) console.log(text);
 };
 async function playWhileMyTurn() {
-  let { view: view2 } = await referee.getGame({ gameId }, auth(token));
+  let { view: view2 } = await persist(() => referee.getGame({ gameId }, auth(token)));
   while (view2 && view2.toAct === view2.viewerSeat && view2.legalMoves.length > 0) {
     const m = chooseMove(view2);
+    const requestId = `bot-${view2.viewerSeat}-${view2.version}`;
+    const request = { gameId, move: m, expectedVersion: view2.version, requestId };
     try {
-      const answer = await referee.submitMove(
-        { gameId, move: m, expectedVersion: view2.version, requestId: `bot-${view2.viewerSeat}-${view2.version}` },
-        auth(token)
-      );
+      const answer = await persist(() => referee.submitMove(request, auth(token)));
       say(`seat ${view2.viewerSeat}: ${moveText(m)}`);
       view2 = answer.view;
     } catch (err) {
       const r = refusal(err);
       if (r.code !== "Aborted" && r.reason !== "OUT_OF_TIME") throw err;
-      view2 = (await referee.getGame({ gameId }, auth(token))).view;
+      const late = r.reason === "OUT_OF_TIME";
+      do {
+        if (late) await new Promise((resolve) => setTimeout(resolve, 100));
+        view2 = (await persist(() => referee.getGame({ gameId }, auth(token)))).view;
+      } while (late && view2?.version === request.expectedVersion && view2.toAct === view2.viewerSeat);
     }
   }
   return view2;
@@ -232,6 +247,6 @@ for await (const update of watchGame(referee, gameId, token, {
   if (update.update.case === "event" && last && update.update.value.version <= last.version) continue;
   last = await playWhileMyTurn();
 }
-var { view } = await referee.getGame({ gameId }, auth(token));
+var { view } = await persist(() => referee.getGame({ gameId }, auth(token)));
 var totals = view?.result?.totals ?? [];
 console.log(JSON.stringify({ seat: view?.viewerSeat, totals, winners: view?.result?.winners ?? [] }));

@@ -175,6 +175,18 @@ function roundRobin(transports) {
     stream: (method, signal, timeoutMs, header, input, contextValues) => pick().stream(method, signal, timeoutMs, header, input, contextValues)
   };
 }
+async function persist(call, seconds = 60) {
+  const until = Date.now() + seconds * 1e3;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      const code = ConnectError.from(err).code;
+      if (code !== Code.Unavailable && code !== Code.DeadlineExceeded || Date.now() >= until) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1e3, 50 * 2 ** attempt)));
+    }
+  }
+}
 function auth(token, extra = {}) {
   return { ...extra, headers: { authorization: `Bearer ${token}` } };
 }
@@ -394,6 +406,7 @@ export {
   legal,
   move,
   moveText,
+  persist,
   refereeClient,
   refusal,
   roundRobin,

@@ -2,9 +2,11 @@
 //   node dist/bot.mjs --url http://localhost:8080 --game GAME_ID --token SEAT_TOKEN
 // It follows the game with WatchGame (resumed after any cut) and, whenever the seat is to act, asks GetGame for
 // its view and plays a move of its legal moves (src/strategy.ts), sent with the view's version as
-// expected_version and a request_id, so that a retry is never applied twice.
+// expected_version and a request_id, so that a retry is never applied twice. A call that gets no answer
+// (UNAVAILABLE: a referee down or restarting, or COMMIT_OUTCOME_UNKNOWN) is sent again, the same request_id with
+// a move, for up to a minute (`persist`); over several referees (`--url A,B`) each resend goes to the next one.
 import { parseArgs } from "node:util";
-import { auth, connectReferee, moveText, refusal, watchGame, type GameView } from "./node.js";
+import { auth, connectReferee, moveText, persist, refusal, watchGame, type GameView } from "./node.js";
 import { chooseMove } from "./strategy.js";
 
 const { values } = parseArgs({
@@ -27,21 +29,25 @@ const say = (text: string) => {
 };
 
 async function playWhileMyTurn(): Promise<GameView> {
-  let { view } = await referee.getGame({ gameId }, auth(token));
+  let { view } = await persist(() => referee.getGame({ gameId }, auth(token)));
   while (view && view.toAct === view.viewerSeat && view.legalMoves.length > 0) {
     const m = chooseMove(view);
+    const requestId = `bot-${view.viewerSeat}-${view.version}`;
+    const request = { gameId, move: m, expectedVersion: view.version, requestId };
     try {
-      const answer = await referee.submitMove(
-        { gameId, move: m, expectedVersion: view.version, requestId: `bot-${view.viewerSeat}-${view.version}` },
-        auth(token),
-      );
+      const answer = await persist(() => referee.submitMove(request, auth(token)));
       say(`seat ${view.viewerSeat}: ${moveText(m)}`);
       view = answer.view;
     } catch (err) {
       const r = refusal(err);
       // someone moved first, or (a time control) the referee's timeout came first: look again
       if (r.code !== "Aborted" && r.reason !== "OUT_OF_TIME") throw err;
-      view = (await referee.getGame({ gameId }, auth(token))).view;
+      // OUT_OF_TIME: the move came after its deadline; the referee applies its timeout policy next: wait for it
+      const late = r.reason === "OUT_OF_TIME";
+      do {
+        if (late) await new Promise((resolve) => setTimeout(resolve, 100));
+        view = (await persist(() => referee.getGame({ gameId }, auth(token)))).view;
+      } while (late && view?.version === request.expectedVersion && view.toAct === view.viewerSeat);
     }
   }
   return view!;
@@ -56,6 +62,6 @@ for await (const update of watchGame(referee, gameId, token, {
   if (update.update.case === "event" && last && update.update.value.version <= last.version) continue;
   last = await playWhileMyTurn();
 }
-const { view } = await referee.getGame({ gameId }, auth(token));
+const { view } = await persist(() => referee.getGame({ gameId }, auth(token)));
 const totals = view?.result?.totals ?? [];
 console.log(JSON.stringify({ seat: view?.viewerSeat, totals, winners: view?.result?.winners ?? [] }));

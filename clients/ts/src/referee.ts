@@ -33,6 +33,24 @@ export function roundRobin(transports: Transport[]): Transport {
   };
 }
 
+/** `call()`, sent again with backoff (50 ms, doubling up to 1 s) while it fails UNAVAILABLE or DEADLINE_EXCEEDED,
+ * for up to `seconds`; then its last error is thrown. Those are calls the referee did not answer (down,
+ * restarting, cut off; or a move whose commit it could not confirm: COMMIT_OUTCOME_UNKNOWN), so only for calls
+ * that may be sent twice: reads, and moves and resignations with a fixed `requestId` (applied at most once).
+ * Over `roundRobin` each resend goes to the next referee. */
+export async function persist<T>(call: () => Promise<T>, seconds = 60): Promise<T> {
+  const until = Date.now() + seconds * 1000;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      const code = ConnectError.from(err).code;
+      if ((code !== Code.Unavailable && code !== Code.DeadlineExceeded) || Date.now() >= until) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
+    }
+  }
+}
+
 /** Call options that send `token` as `authorization: Bearer <token>`. */
 export function auth(token: string, extra: CallOptions = {}): CallOptions {
   return { ...extra, headers: { authorization: `Bearer ${token}` } };
