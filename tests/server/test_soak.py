@@ -39,7 +39,10 @@ TABLES = [("gin", ("a", "b")), ("oklahoma-gin", ("a", "b")), ("rummy", ("a", "b"
 #: The reasons of an UNAVAILABLE that say "the storage did not answer in time": worth a resend (README).
 STORAGE_REASONS = frozenset({"STORAGE_UNAVAILABLE", "STORAGE_BUSY", "COMMIT_OUTCOME_UNKNOWN"})
 RESENDS = 8  # at most, with pauses of 0.05 s doubling (about 13 s in all)
-SMALL_CACHES = ["--state-cache-games", "200", "--state-cache-mib", "2", "--memo-entries", "256", "--memo-mib", "0.5"]
+SMALL_CACHES = ["--state-cache-games", "50", "--state-cache-mib", "2", "--memo-entries", "64", "--memo-mib", "0.5"]
+#: The warm-up plays this many matches at least (each its own game, more than any cache above holds: all full), and
+#: WARMUP_S at least.
+WARMUP_MATCHES = 100
 
 
 def rss_mib(pid: int) -> float:
@@ -122,16 +125,18 @@ def _bad_requests(client: Client, game: Game, rng: random.Random, resends: list[
     return len(calls) + 1
 
 
-def _run_for(address: str, seconds: float, seed: int, resends: list[str]) -> tuple[int, int]:
-    """Play and send bad requests from THREADS threads for ``seconds``: (matches, calls)."""
+def _run_for(address: str, seconds: float, seed: int, resends: list[str], at_least: int = 0) -> tuple[int, int]:
+    """Play and send bad requests from THREADS threads for ``seconds``, and until ``at_least`` matches are
+    played in all: (matches, calls)."""
     stop = time.monotonic() + seconds
+    started = itertools.count()  # matches begun, by all threads (next() is atomic under the GIL)
 
     def worker(n: int) -> tuple[int, int]:
         rng = random.Random(seed * 100 + n)
         client = Client(address)
         matches = calls = 0
         try:
-            while time.monotonic() < stop:
+            while next(started) < at_least or time.monotonic() < stop:
                 calls += _play(client, rng, seed * 1_000_000 + n * 10_000 + matches, resends)
                 matches += 1
         finally:
@@ -159,7 +164,8 @@ def test_referee_memory_stays_flat_over_many_games_and_bad_requests(
         assert server.process is not None
         pid = server.process.pid
         start = rss_mib(pid)
-        warm_matches, warm_calls = _run_for(server.address, WARMUP_S, 1, resends)
+        warm_matches, warm_calls = _run_for(server.address, WARMUP_S, 1, resends, at_least=WARMUP_MATCHES)
+        assert warm_matches >= WARMUP_MATCHES
         warm = rss_mib(pid)
         matches, calls = _run_for(server.address, MEASURED_S, 2, resends)
         end = rss_mib(pid)
