@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from server.store import GameStore
 
 log = logging.getLogger("rummy_referee")
+#: the poll's jitter (its own generator: the process's global one is its code's, e.g. a test framework's)
+_JITTER = random.Random()
 
 SHARDS = 16
 MAX_MS = 86_400_000  # the longest duration of a time control: a day
@@ -409,7 +411,7 @@ class TimeoutFirer:
                 await self.poll_once()
             except Exception as exc:
                 log.warning("timeout firer: %s", describe(exc))
-            delay = self.poll_s * (1 + 0.25 * random.random())
+            delay = self.poll_s * (1 + 0.25 * _JITTER.random())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), delay)
 

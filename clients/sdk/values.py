@@ -33,10 +33,12 @@ class RetryPolicy:
     def backoff(self, retry: int, rng: random.Random | None = None) -> float:
         """Seconds to wait before retry number ``retry`` (0 = the first retry)."""
         cap = min(self.max_backoff, self.initial_backoff * self.multiplier**retry)
-        return (rng or random).uniform(cap / 2, cap)
+        return (rng or _JITTER).uniform(cap / 2, cap)
 
 
 NO_RETRY = RetryPolicy(attempts=1)
+#: the backoff's jitter by default (its own generator: the program's global one is the program's)
+_JITTER = random.Random()
 
 
 #: The referee's bounds of every duration of a time control: 1 ms .. one day.
