@@ -6,7 +6,8 @@ have the turn they fetch its view and legal moves, ask the bot, and submit the m
 server is survived: calls are retried with backoff for up to ``reconnect_timeout`` seconds, the stream resumes
 from the last event seen, and the turn is checked again. They return when the match is over, or with a forfeit
 when the bot raises, answers after ``move_timeout`` seconds, or makes more than ``max_rejections`` moves the
-referee refuses.
+referee refuses. An error of the bot once the match is over (``observe`` raising on match_ended) forfeits
+nothing: the seat's result is the referee's, and the error is logged and kept in ``SeatResult.bot_errors``.
 
 In a game with a time control the referee keeps the time: ``move_timeout`` is not applied, the bot sees its time
 left in its view (``View.time_left()``, ``View.clocks``), and a bot still thinking when its decision is due
@@ -29,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import logging
 import queue
 import threading
 import time
@@ -54,6 +56,8 @@ from clients.sdk import (
 from clients.sdk.ops import Op, Sleep, step
 
 T = TypeVar("T")
+
+_log = logging.getLogger(__name__)
 
 #: Events after which the seat that acted still holds the turn.
 _TURN_STAYS = frozenset({"drew", "melded", "laid_off"})
@@ -122,6 +126,9 @@ class SeatResult:
     transport_errors: int = 0
     #: Decisions the bot was still thinking about when the referee applied its timeout policy (a time control).
     late: int = 0
+    #: Errors the bot raised once the match was over (``observe`` of match_ended, or of an event after a view that
+    #: showed the match over): logged and kept here, no forfeit, since the referee's result stands.
+    bot_errors: list[str] = field(default_factory=list)
 
     @property
     def finished(self) -> bool:
@@ -171,7 +178,12 @@ class _Seat:
         try:
             self.bot.observe(event)
         except Exception as exc:
-            raise Forfeit(f"bot.observe raised {exc!r}") from exc
+            if event["kind"] != "match_ended" and not self.result.finished:
+                raise Forfeit(f"bot.observe raised {exc!r}") from exc
+            # the match is over: nothing is left to forfeit, and the seat's result is the referee's
+            error = f"bot.observe raised {exc!r} on {event['kind']}, after the match was over"
+            _log.warning("game %s seat %s: %s", self.result.game_id, self.me, error)
+            self.result.bot_errors.append(error)
         if self._may_pass_turn(event):
             self.stale = True
         if event["kind"] == "match_ended":

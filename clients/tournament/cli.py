@@ -175,10 +175,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     if outcome.broken:
         if existing:
-            after = "; --resume continues once the program works (its command line must stay the same)"
-        else:  # a tournament that never got going (an entrant is found out in the first deal): keep nothing
+            after = f"; --resume continues once {outcome.fix}, the command line otherwise the same"
+        else:  # a tournament that never got going (found out in the first deal): keep nothing
             (args.out / JOURNAL).unlink(missing_ok=True)
-            after = "; nothing was kept: run the same command again once the program works"
+            after = f"; nothing was kept: run the same command again once {outcome.fix}"
         print(f"rummy-tournament: stopped: {outcome.aborted}{after}", file=sys.stderr)
         return EXIT_CONFIG
     if outcome.aborted:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import grpc
+
 from clients.runner import SeatResult, play_seat
 from clients.sdk import Bank, Clock, CreatedGame, PerMove, RefereeClient, RefereeError, SeatSpec, TimeoutPolicy
 from clients.sdk.records import save_record
@@ -45,13 +47,29 @@ class GameFailed(Exception):
         self.fatal = fatal
 
 
-class EntrantBroken(GameFailed):
+class BadConfiguration(GameFailed):
+    """A configuration to fix before any game can be played: the tournament stops at once (exit status 2)."""
+
+    #: What to fix before the same command is run again (the CLI's advice).
+    fix = "the configuration is fixed"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, fatal=True)
+
+
+class EntrantBroken(BadConfiguration):
     """An entrant's program cannot start, or failed its first request (it exited, timed out, or answered
     something that is not a move) before any process of it ever answered: it does not speak the protocol, so no
     game will do better. The tournament stops at once."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, fatal=True)
+    fix = "the program works"
+
+
+class TokenRefused(BadConfiguration):
+    """The referee refused the organizer token (PERMISSION_DENIED or UNAUTHENTICATED on CreateGame: the
+    tournament's deals are organizer presets): no game will do better. The tournament stops at once."""
+
+    fix = "--organizer-token (or $RUMMY_ORGANIZER_TOKEN) is the referee's"
 
 
 @dataclass
@@ -137,6 +155,11 @@ class Arena:
                     time_control=cfg.clock, timeout_policy=TimeoutPolicy("forfeit_match"), token=self.organizer_token,
                 )  # fmt: skip
             except RefereeError as exc:
+                if exc.code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED):
+                    raise TokenRefused(
+                        f"the referee at {self.client.target} refused the organizer token (--organizer-token or "
+                        f"$RUMMY_ORGANIZER_TOKEN) for CreateGame: {exc}"
+                    ) from exc
                 if not exc.transient:
                     raise GameFailed(f"the referee refused CreateGame: {exc}", fatal=True) from exc
                 if time.monotonic() > deadline:
@@ -220,8 +243,10 @@ class RunOutcome:
     failed: list[str] = field(default_factory=list)
     stopped: bool = False
     aborted: str | None = None
-    #: Aborted because an entrant's program does not work (EntrantBroken): a configuration to fix.
+    #: Aborted because of a configuration to fix (BadConfiguration: an entrant's program does not work, or the
+    #: referee refused the organizer token); ``fix`` says what.
     broken: bool = False
+    fix: str = ""
 
 
 def run_games(
@@ -255,10 +280,10 @@ def run_games(
             if exc is None:
                 on_record(fut.result())
                 outcome.recorded += 1
-            elif isinstance(exc, EntrantBroken):
+            elif isinstance(exc, BadConfiguration):
                 outcome.failed.append(game.key)
                 if not stop.is_set():
-                    outcome.aborted, outcome.broken = str(exc), True
+                    outcome.aborted, outcome.broken, outcome.fix = str(exc), True, exc.fix
                     halt()
             elif not isinstance(exc, GameInterrupted):
                 outcome.failed.append(game.key)

@@ -253,6 +253,35 @@ def test_a_bot_that_answers_with_no_move_forfeits(client: RefereeClient, referee
     assert faulty.rejected == 0
 
 
+class _SoreLoser:
+    """A random bot whose ``observe`` raises on the match's last event (match_ended)."""
+
+    name = "sore-loser"
+
+    def __init__(self, seed: int) -> None:
+        self.inner = make_bot("random", seed)
+
+    def choose(self, view: View, legal: Sequence[engine.Move]) -> engine.Move:
+        return self.inner.choose(view, legal)
+
+    def observe(self, event: Mapping[str, Any]) -> None:
+        if event["kind"] == "match_ended":
+            raise RuntimeError("observe bug at the end")
+        self.inner.observe(event)
+
+
+def test_a_bot_whose_observe_raises_on_match_ended_keeps_the_match_result(
+    client: RefereeClient, referee: ServerThread
+) -> None:
+    """The match is over when match_ended arrives: a bot that raises on it has not forfeited anything. Its seat's
+    result is the referee's (finished, the match result), and the error is reported apart (``bot_errors``)."""
+    game = client.create_game("gin", ["Sore", "Fine"], max_hands=1)
+    results = _run_seats(referee.address, game, [_SoreLoser(1), make_bot("random", 2)])
+    _assert_played_out(results, client, game)
+    assert len(results[0].bot_errors) == 1 and "observe bug at the end" in results[0].bot_errors[0]
+    assert results[1].bot_errors == []
+
+
 def test_an_async_bot_that_raises_forfeits(client: RefereeClient, referee: ServerThread) -> None:
     game = client.create_game("gin", ["Faulty", "Fine"], max_hands=3)
 

@@ -447,6 +447,25 @@ def test_an_entrant_program_that_cannot_start_or_never_answers_stops_the_tournam
     assert not (out / "results.json").exists()
 
 
+def test_a_wrong_organizer_token_is_a_bad_configuration_and_stops_at_the_first_game(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], referee: ServerThread
+) -> None:
+    """The referee refuses the first CreateGame (the deals are organizer presets) for the token: exit status 2 (a
+    bad configuration, as the README says), a message that names the organizer token, no game played, nothing
+    kept (the same command with the right token starts afresh)."""
+    out = tmp_path / "out"
+    created = referee.referee.tallies.games_created
+    code = main(["gin", "random", "--deals", "3", "--seed", "token", "--referee", referee.address,
+                 "--organizer-token", "not-the-organizer", "--out", str(out), "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "refused the organizer token (--organizer-token" in err and "ORGANIZER_ONLY" in err, err
+    assert "games failed" not in err and "--resume" not in err, err
+    assert referee.referee.tallies.games_created == created
+    assert not (out / "journal.jsonl").exists()
+    assert not (out / "results.json").exists()
+
+
 def test_a_program_that_answered_before_forfeits_later_games_as_usual(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], referee: ServerThread
 ) -> None:

@@ -203,3 +203,120 @@ def test_a_node_bot_out_of_time_waits_for_the_referee_s_timeout_without_resendin
         if firing is not None:
             firing.stop()
         quiet.stop()
+
+
+def _node(script: str, *args: str, timeout: float = 120) -> object:
+    """Run an ES module script in clients/ts (dist/node.mjs importable); its last line of output, as JSON."""
+    done = subprocess.run([NODE, "--input-type=module", "-e", script, *args], cwd=TS_DIR, capture_output=True,
+                          text=True, timeout=timeout)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_call_to_a_referee_that_stopped_answering_fails_deadline_exceeded_and_persist_sends_it_on(
+    private_redis: RedisProcess, node_modules: Path, tmp_path: Path
+) -> None:
+    """A referee that accepts connections and never answers (SIGSTOP) does not hang a call: each unary call has a
+    deadline, 10 s unless set (the Python SDK's), after which it fails DEADLINE_EXCEEDED; `persist` then sends it
+    to the next referee. `timeoutMs` sets it per client (0: none) and per call."""
+    import os
+    import signal
+    import time
+
+    from tests.clients.clientkit import ServerProcess
+
+    stalled = ServerProcess(private_redis.url, log_dir=tmp_path, http=True).start()
+    live = ServerProcess(private_redis.url, log_dir=tmp_path, http=True).start()
+    try:
+        client = Client(live.address)
+        game = client.create("gin", ("A", "B"))
+        client.close()
+        stalled_url, live_url = (f"http://127.0.0.1:{p.http_port}" for p in (stalled, live))
+        assert stalled.pid is not None
+        os.kill(stalled.pid, signal.SIGSTOP)
+        script = """
+import { connectReferee, auth, persist, refusal, DEFAULT_TIMEOUT_MS } from "./dist/node.mjs";
+const [stalled, live, gameId, token] = process.argv.slice(1);
+const timed = async (call) => {
+  const start = Date.now();
+  try {
+    const answer = await call();
+    return { ok: answer.view.gameId === gameId, ms: Date.now() - start };
+  } catch (err) {
+    return { code: refusal(err).code, ms: Date.now() - start };
+  }
+};
+const out = { defaultMs: DEFAULT_TIMEOUT_MS };
+out.byDefault = await timed(() => connectReferee(stalled).getGame({ gameId }, auth(token)));
+out.perClient = await timed(() => connectReferee(stalled, { timeoutMs: 300 }).getGame({ gameId }, auth(token)));
+out.perCall = await timed(() => connectReferee(stalled).getGame({ gameId }, auth(token, { timeoutMs: 200 })));
+const both = connectReferee([stalled, live], { timeoutMs: 300 });
+out.persisted = await timed(() => persist(() => both.getGame({ gameId }, auth(token))));
+console.log(JSON.stringify(out));
+"""
+        started = time.monotonic()
+        out = _node(script, stalled_url, live_url, game.game_id, game.tokens[0], timeout=60)
+        assert time.monotonic() - started < 40
+        assert isinstance(out, dict)
+        assert out["defaultMs"] == 10_000
+        assert out["byDefault"]["code"] == "DeadlineExceeded" and 10_000 <= out["byDefault"]["ms"] < 20_000
+        assert out["perClient"]["code"] == "DeadlineExceeded" and 300 <= out["perClient"]["ms"] < 5_000
+        assert out["perCall"]["code"] == "DeadlineExceeded" and 200 <= out["perCall"]["ms"] < 5_000
+        assert out["persisted"]["ok"] is True
+    finally:
+        if stalled.pid is not None:
+            os.kill(stalled.pid, signal.SIGCONT)
+        stalled.stop()
+        live.stop()
+
+
+def test_round_robin_skips_a_referee_that_refused_a_connection_and_tries_it_again_later(
+    server: ServerThread, node_modules: Path
+) -> None:
+    """`roundRobin`: a referee that refused a connection is left out of the rotation for a while (`skipMs`), so the
+    calls after it all go to the live one instead of every other one failing UNAVAILABLE; once the while is over
+    it is tried again. With every referee down each call still goes to one of them (and fails UNAVAILABLE)."""
+    refusing = [socket.socket(), socket.socket()]  # bound, never listening: connections to them are refused
+    for s in refusing:
+        s.bind(("127.0.0.1", 0))
+    try:
+        client = Client(server.address)
+        game = client.create("gin", ("A", "B"))
+        client.close()
+        down = [f"http://127.0.0.1:{s.getsockname()[1]}" for s in refusing]
+        script = """
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { auth, refereeClient, refusal, roundRobin } from "./dist/node.mjs";
+const [live, down1, down2, gameId, token] = process.argv.slice(1);
+const transport = (baseUrl) => createConnectTransport({ baseUrl, httpVersion: "1.1" });
+const calls = async (referee, n) => {
+  const got = [];
+  for (let i = 0; i < n; i++) {
+    try {
+      await referee.getGame({ gameId }, auth(token));
+      got.push("ok");
+    } catch (err) {
+      got.push(refusal(err).code);
+    }
+  }
+  return got;
+};
+const out = {};
+out.skipping = await calls(refereeClient(roundRobin([transport(down1), transport(live)], { skipMs: 60_000 })), 10);
+const brief = refereeClient(roundRobin([transport(down1), transport(live)], { skipMs: 200 }));
+out.before = await calls(brief, 3);
+await new Promise((resolve) => setTimeout(resolve, 400));
+out.after = await calls(brief, 1);
+out.allDown = await calls(refereeClient(roundRobin([transport(down1), transport(down2)], { skipMs: 60_000 })), 4);
+console.log(JSON.stringify(out));
+"""
+        out = _node(script, server.http_url, *down, game.game_id, game.tokens[0])
+        assert out == {
+            "skipping": ["Unavailable"] + ["ok"] * 9,
+            "before": ["Unavailable", "ok", "ok"],
+            "after": ["Unavailable"],  # the while over, the next call tries the refusing referee again
+            "allDown": ["Unavailable"] * 4,
+        }
+    finally:
+        for s in refusing:
+            s.close()

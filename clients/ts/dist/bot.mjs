@@ -21,15 +21,66 @@ var file_rummy_v1_referee = /* @__PURE__ */ fileDesc2("ChZydW1teS92MS9yZWZlcmVlL
 var RefereeService = /* @__PURE__ */ serviceDesc(file_rummy_v1_referee, 0);
 
 // src/referee.ts
-function refereeClient(transport) {
-  return createClient(RefereeService, transport);
+var DEFAULT_TIMEOUT_MS = 1e4;
+function refereeClient(transport, opts = {}) {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (timeoutMs <= 0) return createClient(RefereeService, transport);
+  return createClient(RefereeService, {
+    unary: (method, signal, callTimeoutMs, header, input, contextValues) => transport.unary(method, signal, callTimeoutMs ?? timeoutMs, header, input, contextValues),
+    stream: (method, signal, callTimeoutMs, header, input, contextValues) => transport.stream(method, signal, callTimeoutMs, header, input, contextValues)
+  });
 }
-function roundRobin(transports) {
+var REFUSED = /* @__PURE__ */ new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+function connectionRefused(err) {
+  const seen = /* @__PURE__ */ new Set();
+  for (let e = err; e instanceof Error && !seen.has(e); e = e.cause) {
+    seen.add(e);
+    if ("code" in e && typeof e.code === "string" && REFUSED.has(e.code)) return true;
+  }
+  return false;
+}
+function roundRobin(transports, opts = {}) {
+  const skipMs = opts.skipMs ?? 1e3;
+  const downUntil = transports.map(() => 0);
+  const skips = transports.map(() => 0);
   let next = 0;
-  const pick = () => transports[next++ % transports.length];
+  const pick = () => {
+    const now = Date.now();
+    let best = -1;
+    for (let k = 0; k < transports.length; k++) {
+      const i = (next + k) % transports.length;
+      if (downUntil[i] <= now) {
+        best = i;
+        break;
+      }
+      if (best < 0 || downUntil[i] < downUntil[best]) best = i;
+    }
+    next = best + 1;
+    return best;
+  };
+  const track = (i, call) => call.then(
+    (answer) => {
+      skips[i] = 0;
+      downUntil[i] = 0;
+      return answer;
+    },
+    (err) => {
+      if (connectionRefused(err)) {
+        downUntil[i] = Date.now() + Math.min(3e4, skipMs * 2 ** skips[i]);
+        skips[i] += 1;
+      }
+      throw err;
+    }
+  );
   return {
-    unary: (method, signal, timeoutMs, header, input, contextValues) => pick().unary(method, signal, timeoutMs, header, input, contextValues),
-    stream: (method, signal, timeoutMs, header, input, contextValues) => pick().stream(method, signal, timeoutMs, header, input, contextValues)
+    unary: (method, signal, timeoutMs, header, input, contextValues) => {
+      const i = pick();
+      return track(i, transports[i].unary(method, signal, timeoutMs, header, input, contextValues));
+    },
+    stream: (method, signal, timeoutMs, header, input, contextValues) => {
+      const i = pick();
+      return track(i, transports[i].stream(method, signal, timeoutMs, header, input, contextValues));
+    }
   };
 }
 async function persist(call, seconds = 60) {
@@ -148,7 +199,7 @@ function connectReferee(baseUrl, opts = {}) {
       nodeOptions: url.startsWith("https:") ? tls : void 0
     })
   );
-  return refereeClient(transports.length === 1 ? transports[0] : roundRobin(transports));
+  return refereeClient(transports.length === 1 ? transports[0] : roundRobin(transports), opts);
 }
 
 // src/strategy.ts

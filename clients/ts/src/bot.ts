@@ -3,8 +3,9 @@
 // It follows the game with WatchGame (resumed after any cut) and, whenever the seat is to act, asks GetGame for
 // its view and plays a move of its legal moves (src/strategy.ts), sent with the view's version as
 // expected_version and a request_id, so that a retry is never applied twice. A call that gets no answer
-// (UNAVAILABLE: a referee down or restarting, or COMMIT_OUTCOME_UNKNOWN) is sent again, the same request_id with
-// a move, for up to a minute (`persist`); over several referees (`--url A,B`) each resend goes to the next one.
+// (UNAVAILABLE: a referee down or restarting, or COMMIT_OUTCOME_UNKNOWN; DEADLINE_EXCEEDED: none within the call's
+// 10 s deadline) is sent again, the same request_id with a move, for up to a minute (`persist`); over several
+// referees (`--url A,B`) each resend goes to the next one (one that just refused a connection is skipped a while).
 import { parseArgs } from "node:util";
 import { auth, connectReferee, moveText, persist, refusal, watchGame, type GameView } from "./node.js";
 import { chooseMove } from "./strategy.js";

@@ -2,11 +2,11 @@
 // https:// address (the referee's --tls-cert: checked against `ca`, else the system's roots).
 import { readFileSync } from "node:fs";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { refereeClient, roundRobin, type Referee } from "./referee.js";
+import { refereeClient, roundRobin, type ClientOptions, type Referee } from "./referee.js";
 
 export * from "./referee.js";
 
-export interface NodeOptions {
+export interface NodeOptions extends ClientOptions {
   /** Send protobuf (default: JSON, readable on the wire). */
   binary?: boolean;
   /** https only: the CA the referee's certificate must be signed by (PEM text, or the path of a PEM file). */
@@ -22,7 +22,8 @@ function pem(value: string | undefined): string | undefined {
 
 /** A client of the referee whose HTTP port is at `baseUrl` (e.g. "http://localhost:8080", or "https://..." for a
  * referee serving TLS), or of several referees sharing one Redis: a list of base URLs (an array, or one string
- * separated by commas), each call sent to the next one in turn (round robin). */
+ * separated by commas), each call sent to the next one in turn (`roundRobin`, which skips one that just refused a
+ * connection). Each unary call has a deadline: `opts.timeoutMs` (default DEFAULT_TIMEOUT_MS, 10 s). */
 export function connectReferee(baseUrl: string | string[], opts: NodeOptions = {}): Referee {
   const urls = (Array.isArray(baseUrl) ? baseUrl : baseUrl.split(",")).map((u) => u.trim()).filter((u) => u);
   if (urls.length === 0) throw new Error(`no referee address in ${JSON.stringify(baseUrl)}`);
@@ -35,5 +36,5 @@ export function connectReferee(baseUrl: string | string[], opts: NodeOptions = {
       nodeOptions: url.startsWith("https:") ? tls : undefined,
     }),
   );
-  return refereeClient(transports.length === 1 ? transports[0]! : roundRobin(transports));
+  return refereeClient(transports.length === 1 ? transports[0]! : roundRobin(transports), opts);
 }

@@ -15,29 +15,105 @@ export { Code, ConnectError };
 
 export type Referee = Client<typeof RefereeService>;
 
-/** A RefereeService client over `transport`. */
-export function refereeClient(transport: Transport): Referee {
-  return createClient(RefereeService, transport);
+/** The deadline of a unary call unless set (per client: `refereeClient`'s or `connectReferee`'s `timeoutMs`; per
+ * call: CallOptions' `timeoutMs`): 10 s, the Python SDK's. A referee that accepts a call and never answers (stopped,
+ * cut off without a reset) then fails it DEADLINE_EXCEEDED, which `persist` sends again, instead of hanging the
+ * caller for ever. WatchGame streams have no deadline of their own: `watchGame` follows them for as long as the
+ * game goes on. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+export interface ClientOptions {
+  /** The deadline of each unary call that sets none itself, in milliseconds (default DEFAULT_TIMEOUT_MS; 0: none). */
+  timeoutMs?: number;
+}
+
+/** A RefereeService client over `transport`; each unary call with a deadline (`opts.timeoutMs`). */
+export function refereeClient(transport: Transport, opts: ClientOptions = {}): Referee {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  if (timeoutMs <= 0) return createClient(RefereeService, transport);
+  return createClient(RefereeService, {
+    unary: (method, signal, callTimeoutMs, header, input, contextValues) =>
+      transport.unary(method, signal, callTimeoutMs ?? timeoutMs, header, input, contextValues),
+    stream: (method, signal, callTimeoutMs, header, input, contextValues) =>
+      transport.stream(method, signal, callTimeoutMs, header, input, contextValues),
+  });
+}
+
+export interface RoundRobinOptions {
+  /** How long a referee that refused a connection is left out of the rotation at first, in milliseconds (default
+   * 1000); doubled each time it refuses again, up to 30 s, and reset by a call it answers. */
+  skipMs?: number;
+}
+
+// The errors of a call that never reached a referee: nothing listens there (or no route, no such host).
+const REFUSED = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+
+function connectionRefused(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  for (let e: unknown = err; e instanceof Error && !seen.has(e); e = e.cause) {
+    seen.add(e);
+    if ("code" in e && typeof e.code === "string" && REFUSED.has(e.code)) return true;
+  }
+  return false;
 }
 
 /** One transport over several (referees sharing one Redis): each call goes to the next one in turn. A referee
- * that is down fails the calls sent to it (UNAVAILABLE); watchGame resumes through the next one. */
-export function roundRobin(transports: Transport[]): Transport {
+ * that refused a connection is skipped for a while (`skipMs`, as gRPC's round_robin skips a referee it is not
+ * connected to), then tried again; when all of them are skipped, the call goes to the one whose while ends first
+ * (there is always one to try). A referee that is down fails the calls sent to it (UNAVAILABLE); watchGame
+ * resumes through the next one. */
+export function roundRobin(transports: Transport[], opts: RoundRobinOptions = {}): Transport {
+  const skipMs = opts.skipMs ?? 1000;
+  const downUntil = transports.map(() => 0);
+  const skips = transports.map(() => 0);
   let next = 0;
-  const pick = (): Transport => transports[next++ % transports.length]!;
+  const pick = (): number => {
+    const now = Date.now();
+    let best = -1;
+    for (let k = 0; k < transports.length; k++) {
+      const i = (next + k) % transports.length;
+      if (downUntil[i]! <= now) {
+        best = i;
+        break;
+      }
+      if (best < 0 || downUntil[i]! < downUntil[best]!) best = i;
+    }
+    next = best + 1;
+    return best;
+  };
+  const track = <R>(i: number, call: Promise<R>): Promise<R> =>
+    call.then(
+      (answer) => {
+        skips[i] = 0;
+        downUntil[i] = 0;
+        return answer;
+      },
+      (err: unknown) => {
+        if (connectionRefused(err)) {
+          downUntil[i] = Date.now() + Math.min(30_000, skipMs * 2 ** skips[i]!);
+          skips[i]! += 1;
+        }
+        throw err;
+      },
+    );
   return {
-    unary: (method, signal, timeoutMs, header, input, contextValues) =>
-      pick().unary(method, signal, timeoutMs, header, input, contextValues),
-    stream: (method, signal, timeoutMs, header, input, contextValues) =>
-      pick().stream(method, signal, timeoutMs, header, input, contextValues),
+    unary: (method, signal, timeoutMs, header, input, contextValues) => {
+      const i = pick();
+      return track(i, transports[i]!.unary(method, signal, timeoutMs, header, input, contextValues));
+    },
+    stream: (method, signal, timeoutMs, header, input, contextValues) => {
+      const i = pick();
+      return track(i, transports[i]!.stream(method, signal, timeoutMs, header, input, contextValues));
+    },
   };
 }
 
 /** `call()`, sent again with backoff (50 ms, doubling up to 1 s) while it fails UNAVAILABLE or DEADLINE_EXCEEDED,
  * for up to `seconds`; then its last error is thrown. Those are calls the referee did not answer (down,
- * restarting, cut off; or a move whose commit it could not confirm: COMMIT_OUTCOME_UNKNOWN), so only for calls
+ * restarting, cut off, stalled past the call's deadline; or a move whose commit it could not confirm:
+ * COMMIT_OUTCOME_UNKNOWN), so only for calls
  * that may be sent twice: reads, and moves and resignations with a fixed `requestId` (applied at most once).
- * Over `roundRobin` each resend goes to the next referee. */
+ * Over `roundRobin` each resend goes to the next referee (not one that just refused a connection). */
 export async function persist<T>(call: () => Promise<T>, seconds = 60): Promise<T> {
   const until = Date.now() + seconds * 1000;
   for (let attempt = 0; ; attempt++) {
