@@ -540,6 +540,12 @@ async def serve(args: argparse.Namespace) -> None:
             host_task = asyncio.create_task(host.run())
         metrics_http = _start_metrics(metrics, net.host, args.metrics_port) if metrics is not None else None
         counting = asyncio.create_task(watch_open_games(referee, metrics)) if metrics is not None else None
+        # the signals are handled before the first line says the referee listens (a SIGTERM right after it, as a
+        # supervisor or a test may send, once killed the process unhandled: exit -15, no graceful stop)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
         print(f"rummy-referee listening on {net.host}:{port}{' (TLS)' if tls is not None else ''}", flush=True)
         if http is not None:
             print(f"rummy-referee http on {net.host}:{http.port}{' (TLS)' if http.tls else ''}", flush=True)
@@ -547,10 +553,6 @@ async def serve(args: argparse.Namespace) -> None:
             print(f"rummy-referee metrics on {net.host}:{metrics_http.server_port}", flush=True)
         print(f"stop it with Ctrl-C, or SIGTERM (kill {os.getpid()}): calls in flight get {net.grace_s:g}s",
               flush=True)  # fmt: skip
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
         await stop.wait()
         log.info("shutting down (grace %.1fs)", net.grace_s)
         if host is not None and host_task is not None:  # first: its seats' leases are given up for other hosts
