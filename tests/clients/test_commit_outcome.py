@@ -320,8 +320,7 @@ def test_a_late_move_answered_outcome_unknown_then_out_of_time_is_no_refused_mov
             deadline = time.monotonic() + 30
             while bot.asked < 2 and not future.done() and time.monotonic() < deadline:
                 time.sleep(0.01)
-            firing = kit.ServerThread(kit.referee_settings(private_redis.url, organizer_token=kit.ORGANIZER,
-                                                           firer=True))  # fmt: skip
+            firing = ServerThread(private_redis.url)  # one that fires timeouts, over the same Redis
             result = future.result(timeout=60)
         assert not result.forfeit, result.forfeit_reason
         assert result.rejected == 0 and result.seat_end == "lost_on_time"

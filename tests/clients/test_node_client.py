@@ -293,6 +293,7 @@ def test_a_node_bot_that_answers_after_its_deadline_waits_for_the_referee_s_time
     fires no timeouts; one that does starts only once the refusal came, so the order is certain."""
     from clients.sdk import PerMove, RefereeClient
     from tests import kit
+    from tests.clients import clientkit
 
     quiet = kit.ServerThread(kit.referee_settings(private_redis.url, organizer_token=kit.ORGANIZER))
     firing: kit.ServerThread | None = None
@@ -307,8 +308,7 @@ def test_a_node_bot_that_answers_after_its_deadline_waits_for_the_referee_s_time
             assert bot.stderr is not None
             line = bot.stderr.readline()
             assert line.strip() == "refused OUT_OF_TIME", line
-            firing = kit.ServerThread(kit.referee_settings(private_redis.url, organizer_token=kit.ORGANIZER,
-                                                           firer=True))  # fmt: skip
+            firing = clientkit.ServerThread(private_redis.url)  # one that fires timeouts, over the same Redis
             out, err = bot.communicate(timeout=60)
         finally:
             if bot.poll() is None:

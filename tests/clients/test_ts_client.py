@@ -170,6 +170,7 @@ def test_a_node_bot_out_of_time_waits_for_the_referee_s_timeout_without_resendin
     The referee here fires no timeout for an hour; one that does starts once the bot has looked five times."""
     from clients.sdk import PerMove, RefereeClient
     from tests import kit
+    from tests.clients import clientkit
     from tests.clients.clientkit import ServerProcess, wait_until
 
     metrics_port = kit.free_port()
@@ -191,8 +192,7 @@ def test_a_node_bot_out_of_time_waits_for_the_referee_s_timeout_without_resendin
             looked = _calls(metrics).get(("GetGame", "OK"), 0)
             assert wait_until(lambda: _calls(metrics).get(("GetGame", "OK"), 0) >= looked + 5, 60)
             assert _calls(metrics).get(("SubmitMove", "FAILED_PRECONDITION"), 0) <= 2  # (one in flight meanwhile)
-            firing = kit.ServerThread(kit.referee_settings(private_redis.url, organizer_token=kit.ORGANIZER,
-                                                           firer=True))  # fmt: skip
+            firing = clientkit.ServerThread(private_redis.url)  # one that fires timeouts, over the same Redis
             out, err = bot.communicate(timeout=60)
         finally:
             if bot.poll() is None:
