@@ -34,8 +34,8 @@ from clients.terminal.render import Style
 CATCH_UP_S = 2.0
 #: A gap this long in the stream means the events of the version being shown are all in.
 QUIET_S = 0.05
-_ALIASES = {"stock": "draw stock", "s": "draw stock", "pile": "draw discard", "take": "draw discard",
-            "declare": "declare best"}  # fmt: skip
+_ALIASES = {"draw": "draw stock", "stock": "draw stock", "s": "draw stock", "pile": "draw discard",
+            "take": "draw discard", "declare": "declare best"}  # fmt: skip
 #: How the terminal's calls (the human's and its bots') retry a referee out of reach: for about a minute in all
 #: (35-70 s), so that a referee that restarts meanwhile (a deploy; a crash and its supervisor) loses no one's game.
 #: The SDK's default gives up after about 1.5 s, and the game could not be taken up again from here.
@@ -48,6 +48,13 @@ _MELD_ID = re.compile(r"#\s*(\d+)")
 def move_input(text: str) -> str:
     """A typed move in the form ``engine.parse_move`` reads: suit symbols as letters, ``#2`` as ``2``."""
     return _MELD_ID.sub(r"\1", render.card_input(text))
+
+
+def typed_move(line: str) -> engine.Move:
+    """The move a typed line names, short forms included (a bare ``draw`` draws from the stock, ``take`` the top
+    of the discard pile); raises engine.RuleError for a line that is no move."""
+    text = move_input(line).strip().lower()
+    return engine.parse_move(_ALIASES.get(text, text))
 
 
 class _Ended:
@@ -342,7 +349,7 @@ class Session:
                 self.say(f"There is no move {n}: choose 1 to {len(moves)}, or type 'moves' to see them again.")
             else:
                 try:
-                    return engine.parse_move(_ALIASES.get(text, text))
+                    return typed_move(text)
                 except engine.RuleError as err:
                     why = "not a move or a command" if err.code == "BAD_MOVE_TEXT" else err.message
                     self.say(f"{line!r}: {why}. Type a number, a move such as 'discard 7h', or 'help'.")

@@ -24,7 +24,7 @@ from clients.play import main, parse_option, seat_bots, seed_bytes
 from clients.terminal import events, render
 from clients.terminal.guide import help_text, phase_ask
 from clients.terminal.render import RED, RESET, Style, card, detect_style, strip_ansi
-from clients.terminal.session import move_input
+from clients.terminal.session import move_input, typed_move
 from clients.view import View
 from server.redis_launcher import RedisProcess, find_redis_server
 from tests.clients.clientkit import ServerProcess, ServerThread
@@ -438,6 +438,15 @@ def test_meld_ids_may_be_typed_as_shown() -> None:
     assert engine.parse_move(move_input("layoff 6d #1")) == engine.LayOff(engine.parse_card("6D"), 1)
     assert engine.parse_move(move_input("layoff 6♦ # 12")) == engine.LayOff(engine.parse_card("6D"), 12)
     assert engine.parse_move(move_input("layoff 6d 1")) == engine.LayOff(engine.parse_card("6D"), 1)
+
+
+def test_a_bare_draw_draws_from_the_stock_and_the_short_forms_read_as_moves() -> None:
+    assert typed_move("draw") == engine.DrawStock()
+    assert typed_move("s") == typed_move("stock") == typed_move("draw stock") == engine.DrawStock()
+    assert typed_move("take") == typed_move("pile") == typed_move("draw discard") == engine.DrawDiscard()
+    assert typed_move("discard 7♥") == engine.Discard(engine.parse_card("7H"))
+    with pytest.raises(engine.RuleError):
+        typed_move("draw twice")
 
 
 def test_the_help_counts_the_target_in_points() -> None:
