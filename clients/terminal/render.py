@@ -243,11 +243,9 @@ def table(view: View, names: Sequence[str], style: Style, *, title: str, by_rank
         extra = f"   known: {cards(known, style)}" if known and not shown_with_knock else ""
         size = view.hand_sizes[seat]
         lines.append(f"{names[seat]}: {size} card{'' if size == 1 else 's'}{extra}")
-    pile = view.discard_pile
-    shown = pile[-6:]
-    more = "… " if len(pile) > len(shown) else ""
+    pile = view.discard_pile  # the whole of it, bottom to top: everyone sees every card of it (RULES.md 4)
     top = f"   top: {style.bold(card(pile[-1], style))}" if pile else "   (empty)"
-    lines.append(f"Stock: {view.stock_size} cards   Discard pile ({len(pile)}): {more}{cards(shown, style)}{top}")
+    lines.append(f"Stock: {view.stock_size} cards   Discard pile ({len(pile)}): {cards(pile, style)}{top}")
     if view.melds:
         lines.append("Table melds:")
         lines.extend("  " + meld_line(m.id, m.cards, names[m.owner], style) for m in view.melds)

@@ -173,6 +173,25 @@ def test_after_a_knock_the_knocker_still_sees_the_cards_the_defender_took_from_t
     assert "\nBob: 1 card\n" in defender and "Bob knocked with 2 deadwood: 2♣" in defender
 
 
+def test_the_table_shows_the_whole_discard_pile() -> None:
+    """RULES.md 4: everyone sees the discard pile, the whole of it (it showed its top six cards after an ellipsis).
+    Three Rummy seats draw from the stock and discard what they drew for three rounds: the upcard and all nine
+    discards are on the table's line, bottom to top."""
+    rules = engine.rules_from_profile("rummy", players=3)
+    state = engine.new_game(rules, b"the whole discard pile is shown")
+    for _ in range(9):
+        seat = state.to_act
+        drawn = state.stock[-1]
+        state, _ = engine.apply(state, seat, engine.DrawStock())
+        state, _ = engine.apply(state, seat, engine.Discard(drawn))
+    pile = [engine.card_text(c) for c in state.discard]
+    assert len(pile) == 10
+    table = render.table(View.from_engine(engine.view(state, 0), rules.to_dict()), ["Ann", "Bob", "Cy"], LETTERS,
+                         title="Rummy")  # fmt: skip
+    faces = [render.card(c, LETTERS) for c in pile]  # "10H" for TH
+    assert f"   Discard pile (10): {' '.join(faces)}   top: {faces[-1]}\n" in table
+
+
 def test_reveal_shows_every_hand_and_the_hand_score() -> None:
     ended = {
         "kind": "hand_ended", "seat": 1, "hand_no": 0, "reason": "knock", "winner": 1, "points": 12,
