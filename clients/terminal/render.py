@@ -237,14 +237,15 @@ def table(view: View, names: Sequence[str], style: Style, *, title: str, by_rank
         if seat == view.seat:
             continue
         known = view.known_cards[seat] if seat < len(view.known_cards) else ()
-        extra = f"   known: {cards(known, style)}" if known and view.knock is None else ""
+        # a knocker's known cards are its face-up deadwood, shown with the knock below; the defender's (taken from
+        # the discard pile) stay public after the knock
+        shown_with_knock = view.knock is not None and seat == view.knock.knocker
+        extra = f"   known: {cards(known, style)}" if known and not shown_with_knock else ""
         size = view.hand_sizes[seat]
         lines.append(f"{names[seat]}: {size} card{'' if size == 1 else 's'}{extra}")
-    pile = view.discard_pile
-    shown = pile[-6:]
-    more = "… " if len(pile) > len(shown) else ""
+    pile = view.discard_pile  # the whole of it, bottom to top: everyone sees every card of it (RULES.md 4)
     top = f"   top: {style.bold(card(pile[-1], style))}" if pile else "   (empty)"
-    lines.append(f"Stock: {view.stock_size} cards   Discard pile ({len(pile)}): {more}{cards(shown, style)}{top}")
+    lines.append(f"Stock: {view.stock_size} cards   Discard pile ({len(pile)}): {cards(pile, style)}{top}")
     if view.melds:
         lines.append("Table melds:")
         lines.extend("  " + meld_line(m.id, m.cards, names[m.owner], style) for m in view.melds)

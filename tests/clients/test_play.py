@@ -149,6 +149,49 @@ def test_clocks_and_clock_events_in_words() -> None:
         assert events.describe({"kind": kind, "seat": 0}, names, PLAIN) is None
 
 
+def test_after_a_knock_the_knocker_still_sees_the_cards_the_defender_took_from_the_discard_pile() -> None:
+    """RULES.md 4: a card taken from the discard pile stays public while it is in a hand, a knock or not. Ann
+    takes Q♦ (Bob's discard), then Bob knocks: Bob's table still shows it in Ann's hand, and Ann's shows Bob's
+    face-up deadwood once, with the knock."""
+
+    def cards(text: str) -> tuple[int, ...]:
+        return tuple(engine.parse_card(c) for c in text.split())
+
+    hands = (cards("4S 7H JD JS QS KS 5C 5D 9C 8C"), cards("AS 2S 3S 4H 5H 6H 7D 8D 2C KC"))
+    used = {*hands[0], *hands[1], *cards("QC 9D QD")}
+    stock = tuple(c for c in range(52) if c not in used) + cards("9D QD")  # Bob draws QD, then 9D
+    rules = engine.rules_from_profile("gin")
+    state = engine.new_game(rules, b"\0" * 32, (engine.Deal(0, hands, engine.parse_card("QC"), stock),))
+    for seat, move in ((1, "draw stock"), (1, "discard QD"), (0, "draw discard"), (0, "discard 9C"),
+                       (1, "draw stock"), (1, "knock KC")):  # fmt: skip
+        state, _ = engine.apply(state, seat, engine.parse_move(move))
+    assert state.phase == "layoff"
+    names = ["Ann", "Bob"]
+    knocker = render.table(View.from_engine(engine.view(state, 1), rules.to_dict()), names, PLAIN, title="Gin")
+    assert "\nAnn: 10 cards   known: Q♦\n" in knocker
+    defender = render.table(View.from_engine(engine.view(state, 0), rules.to_dict()), names, PLAIN, title="Gin")
+    assert "\nBob: 1 card\n" in defender and "Bob knocked with 2 deadwood: 2♣" in defender
+
+
+def test_the_table_shows_the_whole_discard_pile() -> None:
+    """RULES.md 4: everyone sees the discard pile, the whole of it (it showed its top six cards after an ellipsis).
+    Three Rummy seats draw from the stock and discard what they drew for three rounds: the upcard and all nine
+    discards are on the table's line, bottom to top."""
+    rules = engine.rules_from_profile("rummy", players=3)
+    state = engine.new_game(rules, b"the whole discard pile is shown")
+    for _ in range(9):
+        seat = state.to_act
+        drawn = state.stock[-1]
+        state, _ = engine.apply(state, seat, engine.DrawStock())
+        state, _ = engine.apply(state, seat, engine.Discard(drawn))
+    pile = [engine.card_text(c) for c in state.discard]
+    assert len(pile) == 10
+    table = render.table(View.from_engine(engine.view(state, 0), rules.to_dict()), ["Ann", "Bob", "Cy"], LETTERS,
+                         title="Rummy")  # fmt: skip
+    faces = [render.card(c, LETTERS) for c in pile]  # "10H" for TH
+    assert f"   Discard pile (10): {' '.join(faces)}   top: {faces[-1]}\n" in table
+
+
 def test_reveal_shows_every_hand_and_the_hand_score() -> None:
     ended = {
         "kind": "hand_ended", "seat": 1, "hand_no": 0, "reason": "knock", "winner": 1, "points": 12,

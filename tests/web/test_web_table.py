@@ -43,6 +43,7 @@ from tests.web.tablekit import (
     Capture,
     CuttableProxy,
     TablePage,
+    face,
     play_with_mouse,
     visible,
     why_no_browser,
@@ -413,3 +414,32 @@ def test_a_seat_with_one_card_left_reads_1_card(server: Referee, client: Client,
         assert not errors
     finally:
         page.close()
+
+
+def test_the_whole_discard_pile_is_shown_in_order(server: Referee, client: Client, browser: Any) -> None:
+    """RULES.md 4: the discard pile is visible to everyone, the whole of it (a Rummy player may want to know
+    whether a card went by long ago); the table showed its top five cards only. Three seats draw from the stock
+    and discard for three rounds: the seat's page and the spectator's show the upcard and all nine discards,
+    bottom to top, the top one the card to take."""
+    game = client.create("rummy", ("Ann", "Bob", "Cy"), token=ORGANIZER, seed=bytes(range(32)),
+                         allow_spectators=True)  # fmt: skip
+    rng = random.Random(7)
+    for _ in range(9):
+        mover = game.tokens[client.view(game, game.spectator).to_act]
+        client.move(game, mover, move_from_text("draw stock"))
+        client.move(game, mover, move_from_text(f"discard {rng.choice(client.view(game, mover).hand)}"))
+    pile = list(client.view(game, game.spectator).discard_pile)
+    assert len(pile) == 10
+    for token in (game.tokens[0], game.spectator):
+        page, _, errors = _page(browser, f"{server.http_url}/#game={game.game_id}&token={token}")
+        try:
+            page.wait_for_selector("#discard-top")
+            shown = page.eval_on_selector_all("#discard-beneath [data-card], #discard .card",
+                                              "cards => cards.map(c => c.dataset.card)")  # fmt: skip
+            assert shown == pile  # in document order: bottom to top
+            beneath = page.inner_text("#discard-beneath")
+            assert beneath.split() == [face(c) for c in pile[:-5]] and not RAW_CARD.search(beneath), beneath
+            assert page.get_attribute("#discard-top", "data-card") == pile[-1]
+            assert not errors
+        finally:
+            page.close()

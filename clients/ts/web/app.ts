@@ -210,6 +210,15 @@ function render(): void {
   stock.classList.toggle("clickable", !!drawStock);
   stock.onclick = drawStock ? () => play(drawStock) : null;
   $("stock-size").textContent = `${v.stockSize} left`;
+  // the whole pile is public (RULES.md 4): its top five as cards, the ones beneath them as faces, bottom first
+  const beneath = $("discard-beneath");
+  beneath.innerHTML = "";
+  for (const c of v.discardPile.slice(0, -5)) {
+    const el = Object.assign(document.createElement("span"), { className: `face ${c[1]}`, textContent: face(c) });
+    el.dataset.card = c;
+    beneath.append(el);
+  }
+  beneath.hidden = !beneath.childElementCount;
   const discard = $("discard");
   discard.innerHTML = "";
   const pile = v.discardPile.slice(-5);
