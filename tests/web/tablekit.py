@@ -250,6 +250,8 @@ def play_with_mouse(table: TablePage, client: Client, game: Game, seat: int, rng
         assert not RAW_CARD.search(seats), seats
         offered = set(table.page.eval_on_selector_all("#legal [data-move]", "els => els.map(e => e.dataset.move)"))
         assert offered == {move_text(m) for m in view.legal_moves}, "the page offers exactly the legal moves"
+        labels = " | ".join(table.page.eval_on_selector_all("#legal [data-move]", "els => els.map(e => e.textContent)"))
+        assert not RAW_CARD.search(labels), f"the legal moves read as the cards' faces: {labels}"
         move = bot_move(view, rng)
         table.play(move)
         if record is not None:

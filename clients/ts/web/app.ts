@@ -73,6 +73,34 @@ function faces(cards: Iterable<string>): string {
   return [...cards].map(face).join(" ");
 }
 
+/** A legal move as people read it, cards as on their faces ("discard 10♥", "lay off 7♠ on #2"); its
+ * data-move keeps the referee's move text. */
+function moveLabel(m: Move): string {
+  const x = m.move;
+  switch (x.case) {
+    case "drawStock":
+      return "draw from the stock";
+    case "drawDiscard":
+      return "take the discard";
+    case "passTurn":
+      return "pass";
+    case "discard":
+      return `discard ${face(x.value.card)}`;
+    case "knock":
+      return `knock, discarding ${face(x.value.discard)}`;
+    case "bigGin":
+      return "big gin";
+    case "meld":
+      return `meld ${faces(x.value.cards)}`;
+    case "layOff":
+      return `lay off ${face(x.value.card)} on #${x.value.meldId}`;
+    case "declare":
+      return x.value.best ? "declare my best" : "declare";
+    default:
+      return moveText(m);
+  }
+}
+
 function cardEl(card: string, tag: "div" | "button" = "div"): HTMLElement {
   const el = document.createElement(tag);
   el.className = `card ${card[1]}`;
@@ -307,7 +335,7 @@ function render(): void {
   legal.innerHTML = "";
   for (const m of myTurn ? v.legalMoves : []) {
     const b = document.createElement("button");
-    b.textContent = moveText(m);
+    b.textContent = moveLabel(m);
     b.dataset.move = moveText(m);
     b.onclick = () => play(m);
     legal.append(b);
