@@ -103,6 +103,15 @@ def test_move_text_takes_card_text_with_10_and_lower_case() -> None:
         assert move_from_dict(move_to_dict(move)) == move
 
 
+@pytest.mark.parametrize("text", ["layoff 7S \u00b2", "layoff 7S \u0663", "declare 7S 8S 9S; 6S \u00b2"])
+def test_move_text_meld_id_of_other_digits_is_bad_move_text(text: str) -> None:
+    """A meld id is written in the digits 0-9: text such as a superscript two, which str.isdigit() takes for a
+    digit (and int() refuses), is no move (BAD_MOVE_TEXT), never a ValueError (parse_move's contract)."""
+    with pytest.raises(InvalidMoveError) as err:
+        parse_move(text)
+    assert err.value.code == "BAD_MOVE_TEXT"
+
+
 def test_mask_text_lists_cards_by_suit_then_rank() -> None:
     """Sets of cards print in display order, one card text each."""
     assert mask_text(m("KC AS TD 2S")) == "AS 2S TD KC"
