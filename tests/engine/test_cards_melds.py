@@ -89,6 +89,15 @@ def test_card_list_refuses_a_repeated_card() -> None:
     assert err.value.code == "INVALID_CARD"
 
 
+@pytest.mark.parametrize("text", ["A\u017f", "10\u017f", "K\u017f"])
+def test_card_text_of_letters_that_only_upper_case_to_a_suit_is_refused(text: str) -> None:
+    """Card text is the ranks and suits of RULES.md, in either case: the long s (U+017F), which str.upper() turns
+    into S, is no spade (INVALID_CARD)."""
+    with pytest.raises(InvalidMoveError) as err:
+        parse_card(text)
+    assert err.value.code == "INVALID_CARD"
+
+
 def test_move_text_takes_card_text_with_10_and_lower_case() -> None:
     """Moves given as text accept the same card text (``10``, lower case) and print the canonical form."""
     assert parse_move("discard 10d") == Discard(parse_card("TD"))
