@@ -42,7 +42,8 @@ def parse_card(text: str) -> int:
     """Parse ``"TD"``, ``"10D"`` or ``"td"``; raises InvalidMoveError(INVALID_CARD) otherwise."""
     if not isinstance(text, str):
         raise InvalidMoveError("INVALID_CARD", f"not a card: {excerpt(text)} (expected text such as 'TD')")
-    t = text.strip().upper()
+    # ASCII only: upper() makes S of the long s (and SS of the sharp s), which are no card text
+    t = text.strip().upper() if text.isascii() else ""
     if t.startswith("10"):
         t = "T" + t[2:]
     if len(t) != 2 or t[0] not in RANKS or t[1] not in SUITS:

@@ -169,6 +169,12 @@ def _parse_melds(text: str) -> tuple[int, ...]:
     return tuple(mask_of(parse_cards(part.split())) for part in text.split("/"))
 
 
+def _is_meld_id(text: str) -> bool:
+    """A meld id in move text: the digits 0-9 only (``str.isdigit`` alone also takes a superscript two, which
+    ``int`` then refuses with a ValueError)."""
+    return text.isascii() and text.isdigit()
+
+
 def parse_move(text: str) -> Move:
     """Parse the text form of a move; raises InvalidMoveError(BAD_MOVE_TEXT / INVALID_CARD)."""
     words = text.strip().split(maxsplit=1)
@@ -196,7 +202,7 @@ def parse_move(text: str) -> Move:
         return MeldMove(mask_of(parse_cards(rest.split())))
     if verb in ("layoff", "lay_off") and len(rest.split()) == 2:
         card, meld_id = rest.split()
-        if not meld_id.isdigit():
+        if not _is_meld_id(meld_id):
             raise InvalidMoveError("BAD_MOVE_TEXT", f"meld id must be a number: {excerpt(meld_id)}")
         return LayOff(parse_card(card), int(meld_id))
     if verb == "declare":
@@ -207,7 +213,7 @@ def parse_move(text: str) -> Move:
         for item in lay_text.split(","):
             if item.strip():
                 parts = item.split()
-                if len(parts) != 2 or not parts[1].isdigit():
+                if len(parts) != 2 or not _is_meld_id(parts[1]):
                     raise InvalidMoveError("BAD_MOVE_TEXT", f"layoff must be 'CARD MELD_ID': {excerpt(item.strip())}")
                 layoffs.append((parse_card(parts[0]), int(parts[1])))
         return Declare(_parse_melds(melds_text), tuple(layoffs))

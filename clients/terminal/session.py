@@ -342,7 +342,7 @@ class Session:
                 self.say(render.hand_block(snap.view, self.style, self.by_rank))
             elif text == "hint":
                 self._hint(snap, moves)
-            elif text.isdigit():
+            elif text.isascii() and text.isdigit():  # (isdigit alone: also a superscript two, which int refuses)
                 n = int(text)
                 if 1 <= n <= len(moves):
                     return moves[n - 1]

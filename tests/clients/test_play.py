@@ -321,7 +321,7 @@ def _rummy_play(started: list[Terminal], *args: str, env: dict[str, str] | None 
 
 @pytest.mark.timeout(90)
 def test_a_hand_played_by_number_through_a_terminal(terminal: list[Terminal]) -> None:
-    """Local referee (its own redis-server), seeded deal, the strong Gin bot: commands, a bad line, a refused
+    """Local referee (its own redis-server), seeded deal, the strong Gin bot: commands, bad lines, a refused
     move, then move 1 of each list until the hand ends and its reveal and score are shown; then quit."""
     if find_redis_server() is None:
         pytest.skip("no redis-server binary")
@@ -338,6 +338,8 @@ def test_a_hand_played_by_number_through_a_terminal(terminal: list[Terminal]) ->
     t.expect(r"\n> ")
     t.send("xyzzy")
     t.expect(r"'xyzzy': not a move or a command")
+    t.send("\u00b2")  # str.isdigit() takes a superscript two for a digit, int() does not: no move number either
+    t.expect(r"'\u00b2': not a move or a command")
     t.send("layoff 6d #1")  # the table's way of writing a meld id is a move (refused here: no meld on the table)
     t.expect(r"The referee refused layoff 6♦ 1: .*\[[A-Z_]+\]")
     t.send("discard 7h")

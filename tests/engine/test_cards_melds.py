@@ -89,6 +89,15 @@ def test_card_list_refuses_a_repeated_card() -> None:
     assert err.value.code == "INVALID_CARD"
 
 
+@pytest.mark.parametrize("text", ["A\u017f", "10\u017f", "K\u017f"])
+def test_card_text_of_letters_that_only_upper_case_to_a_suit_is_refused(text: str) -> None:
+    """Card text is the ranks and suits of RULES.md, in either case: the long s (U+017F), which str.upper() turns
+    into S, is no spade (INVALID_CARD)."""
+    with pytest.raises(InvalidMoveError) as err:
+        parse_card(text)
+    assert err.value.code == "INVALID_CARD"
+
+
 def test_move_text_takes_card_text_with_10_and_lower_case() -> None:
     """Moves given as text accept the same card text (``10``, lower case) and print the canonical form."""
     assert parse_move("discard 10d") == Discard(parse_card("TD"))
@@ -101,6 +110,15 @@ def test_move_text_takes_card_text_with_10_and_lower_case() -> None:
     for move in (Discard(5), MeldMove(m("2C 3C 4C")), LayOff(51, 0)):
         assert parse_move(move_text(move)) == move
         assert move_from_dict(move_to_dict(move)) == move
+
+
+@pytest.mark.parametrize("text", ["layoff 7S \u00b2", "layoff 7S \u0663", "declare 7S 8S 9S; 6S \u00b2"])
+def test_move_text_meld_id_of_other_digits_is_bad_move_text(text: str) -> None:
+    """A meld id is written in the digits 0-9: text such as a superscript two, which str.isdigit() takes for a
+    digit (and int() refuses), is no move (BAD_MOVE_TEXT), never a ValueError (parse_move's contract)."""
+    with pytest.raises(InvalidMoveError) as err:
+        parse_move(text)
+    assert err.value.code == "BAD_MOVE_TEXT"
 
 
 def test_mask_text_lists_cards_by_suit_then_rank() -> None:
