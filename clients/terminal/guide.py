@@ -18,9 +18,9 @@ PHASE_ASKS = {
 }
 
 _GIN_MOVES = """\
-  <move>          type a move: draw stock (or draw, s), draw discard (or take), pass, discard 7h, knock td,
-                  big_gin; after a knock: meld 7h 8h 9h, layoff 7s #2 (card, then the table meld's #id),
-                  declare best, done  (10 or t for ten)"""
+  <move>          type a move: draw stock (or draw, s), draw discard (or take), pass, discard 7h,
+                  knock td, big_gin; after a knock: meld 7h 8h 9h, layoff 7s #2 (card, then the table
+                  meld's #id), declare best, done  (10 or t for ten)"""
 
 _RUMMY_MOVES = """\
   <move>          type a move: draw stock (or draw, s), draw discard (or take), meld 7h 8h 9h, layoff 7s #2
