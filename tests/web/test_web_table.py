@@ -416,6 +416,26 @@ def test_a_seat_with_one_card_left_reads_1_card(server: Referee, client: Client,
         page.close()
 
 
+def test_while_the_defender_lays_off_the_table_says_who_knocked_with_what_deadwood(
+    server: Referee, client: Client, browser: Any
+) -> None:
+    """Gin: the knocker's deadwood and its face-up cards are public from the knock (RULES.md 4); the table said so
+    only in the event log, so a page opened (or reloaded) during the layoffs did not show them."""
+    game = client.create("gin", token=ORGANIZER, preset_deals=[deal(0, ["AH 2H 3H AC 2C 3C AD 3D 4S 5S",
+                                                                         "AS 2S 3S 4H 5H 6H 7C 8C 9C KD"],
+                                                                   "QC", stock_top="2D")])  # fmt: skip
+    for text in ("draw stock", "knock KD"):
+        client.move(game, game.tokens[1], move_from_text(text))
+    assert client.view(game, game.tokens[0]).phase == pb.PHASE_LAYOFF
+    page, _, errors = _page(browser, f"{server.http_url}/#game={game.game_id}&token={game.tokens[0]}")
+    try:
+        page.wait_for_selector("#info [data-knock]")
+        assert page.inner_text("#info [data-knock]") == "knocked Bob, 2 deadwood (2\u2666)"
+        assert not errors
+    finally:
+        page.close()
+
+
 def test_the_whole_discard_pile_is_shown_in_order(server: Referee, client: Client, browser: Any) -> None:
     """RULES.md 4: the discard pile is visible to everyone, the whole of it (a Rummy player may want to know
     whether a card went by long ago); the table showed its top five cards only. Three seats draw from the stock

@@ -195,6 +195,14 @@ function render(): void {
     if (k === "game") span.id = "game-id";
     $("info").append(span);
   }
+  if (v.knock && v.phase === Phase.LAYOFF) {  // public from the knock (RULES.md 4), not only in the event log
+    const span = document.createElement("span");
+    span.dataset.knock = String(v.knock.knocker);
+    span.innerHTML = "knocked <b></b>";
+    const up = v.knock.deadwoodCards.length ? ` (${faces(v.knock.deadwoodCards)})` : "";
+    span.querySelector("b")!.textContent = `${seatName(v.knock.knocker)}, ${v.knock.deadwood} deadwood${up}`;
+    $("info").append(span);
+  }
 
   const seats = $("seats");
   seats.innerHTML = "";
