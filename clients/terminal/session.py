@@ -349,7 +349,7 @@ class Session:
                 self.say(f"There is no move {n}: choose 1 to {len(moves)}, or type 'moves' to see them again.")
             else:
                 try:
-                    return typed_move(text)
+                    return typed_move(line)
                 except engine.RuleError as err:
                     why = "not a move or a command" if err.code == "BAD_MOVE_TEXT" else err.message
                     self.say(f"{line!r}: {why}. Type a number, a move such as 'discard 7h', or 'help'.")

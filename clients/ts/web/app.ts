@@ -188,19 +188,17 @@ function render(): void {
   ];
   if (v.knockLimit !== undefined && v.game === GameKind.GIN) info.push(["knock limit", String(v.knockLimit)]);
   if (v.clocks.length) info.push(["clock", "the referee keeps time"]);
+  const knocked = v.phase === Phase.LAYOFF ? v.knock : undefined;  // public from the knock (RULES.md 4)
+  if (knocked) {
+    const up = knocked.deadwoodCards.length ? ` (${faces(knocked.deadwoodCards)})` : "";
+    info.push(["knocked", `${seatName(knocked.knocker)}, ${knocked.deadwood} deadwood${up}`]);
+  }
   for (const [k, val] of info) {
     const span = document.createElement("span");
     span.innerHTML = k ? `${k} <b></b>` : "<b></b>";
     span.querySelector("b")!.textContent = val;
     if (k === "game") span.id = "game-id";
-    $("info").append(span);
-  }
-  if (v.knock && v.phase === Phase.LAYOFF) {  // public from the knock (RULES.md 4), not only in the event log
-    const span = document.createElement("span");
-    span.dataset.knock = String(v.knock.knocker);
-    span.innerHTML = "knocked <b></b>";
-    const up = v.knock.deadwoodCards.length ? ` (${faces(v.knock.deadwoodCards)})` : "";
-    span.querySelector("b")!.textContent = `${seatName(v.knock.knocker)}, ${v.knock.deadwood} deadwood${up}`;
+    if (k === "knocked") span.dataset.knock = String(knocked!.knocker);
     $("info").append(span);
   }
 
