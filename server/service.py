@@ -154,8 +154,8 @@ def _house_seat(seat: SeatSpec) -> SeatSpec:
 def _check_name(name: str, *, required: bool) -> None:
     if not name and not required:
         return
-    if not 1 <= len(name) <= MAX_NAME or not name.isprintable():
-        raise BadRequest("INVALID_NAME", f"a display name is 1..{MAX_NAME} printable characters")
+    if not 1 <= len(name) <= MAX_NAME or not name.isprintable() or name.isspace():
+        raise BadRequest("INVALID_NAME", f"a display name is 1..{MAX_NAME} printable characters, not all blank")
 
 
 class Referee:
@@ -303,6 +303,12 @@ class Referee:
                 raise Unauthenticated("MISSING_TOKEN", "preset deals and seeds need the organizer token")
             if not organizer:
                 raise PermissionDenied("ORGANIZER_ONLY", "preset deals and seeds are for the organizer only")
+        profile = spec.profile or "gin"
+        if not spec.seats:  # the profile's player count (or the option's), every seat open for JoinGame
+            given = {k: v for k, v in spec.overrides.items() if k != "players"}
+            count = spec.overrides.get("players")
+            players = engine.rules_from_profile(profile, players=count, **given).players  # type: ignore[arg-type]
+            spec = dataclasses.replace(spec, seats=tuple(SeatSpec("", open=True) for _ in range(players)))
         if not 1 <= len(spec.seats) <= MAX_SEATS:
             raise BadRequest("INVALID_SEATS", f"a game has 1..{MAX_SEATS} seats (Gin 2, Rummy 2..6)")
         seats = tuple(_house_seat(seat) for seat in spec.seats)
@@ -315,7 +321,6 @@ class Referee:
         if "players" in spec.overrides and spec.overrides["players"] != len(seats):
             raise BadRequest("INVALID_OPTION", "option players must equal the number of seats")
         overrides = {k: v for k, v in spec.overrides.items() if k != "players"}
-        profile = spec.profile or "gin"
         rules = engine.rules_from_profile(profile, players=len(seats), **overrides)
         state, dealt = engine.new_game_with_events(rules, spec.seed or engine.random_seed(), spec.presets)
 

@@ -257,7 +257,7 @@ PROVOKE: dict[str, Callable[[Ctx], None]] = {
     "INVALID_GAME_ID": lambda t: t.client.stub.GetGame(rpb.GetGameRequest(game_id="no such/id"),
                                                        metadata=md("some-token")),
     "INVALID_NAME": _create(seats=[pb.SeatSpec(display_name=""), pb.SeatSpec(display_name="Bob")]),
-    "INVALID_SEATS": _create(seats=[]),
+    "INVALID_SEATS": _create(profile="rummy", seats=[pb.SeatSpec(display_name=f"P{i}") for i in range(7)]),
     "UNKNOWN_BOT": _create(seats=[SEATS[0], pb.SeatSpec(bot="deep-blue")]),
     "BOT_SEAT_OPEN": _create(seats=[SEATS[0], pb.SeatSpec(bot="gin", open=True)]),
     "INVALID_SEAT": lambda t: t.client.stub.JoinGame(rpb.JoinGameRequest(

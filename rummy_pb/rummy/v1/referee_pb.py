@@ -48,7 +48,8 @@ class CreateGameRequest(Message[_CreateGameRequestFields]):
             map<string, rummy.v1.OptionValue> options = 2;
             ```
         seats:
-            The seats, seat 0 first; their number is the player count (Gin: 2; Rummy: 2..6).
+            The seats, seat 0 first; their number is the player count (Gin: 2; Rummy: 2..6). None: the profile's player
+            count (gin profiles 2, rummy 2, rummy-g4a 3) or option `players`, every seat open for JoinGame.
 
             ```proto
             repeated rummy.v1.SeatSpec seats = 3;

@@ -72,7 +72,9 @@ class CreateGameRequest(_message.Message):
 
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[_game_pb2.SeatSpec]:
-        """The seats, seat 0 first; their number is the player count (Gin: 2; Rummy: 2..6)."""
+        """The seats, seat 0 first; their number is the player count (Gin: 2; Rummy: 2..6). None: the profile's player
+        count (gin profiles 2, rummy 2, rummy-g4a 3) or option `players`, every seat open for JoinGame.
+        """
 
     @_builtins.property
     def match(self) -> Global___MatchSettings:

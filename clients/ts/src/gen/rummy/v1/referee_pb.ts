@@ -37,7 +37,8 @@ export type CreateGameRequest = Message<"rummy.v1.CreateGameRequest"> & {
   options: { [key: string]: OptionValue };
 
   /**
-   * The seats, seat 0 first; their number is the player count (Gin: 2; Rummy: 2..6).
+   * The seats, seat 0 first; their number is the player count (Gin: 2; Rummy: 2..6). None: the profile's player
+   * count (gin profiles 2, rummy 2, rummy-g4a 3) or option `players`, every seat open for JoinGame.
    *
    * @generated from field: repeated rummy.v1.SeatSpec seats = 3;
    */

@@ -1,0 +1,62 @@
+"""CreateGame without seats: the profile's player count (RULES.md 3: rummy-g4a is "3 by default", the others 2),
+or the `players` option's, every seat left open for JoinGame. Through the real server and a real Redis."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from rummy_pb.rummy.v1 import game_pb2 as pb
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from tests.server.refkit import Client, expect_error, md
+
+
+def _create(client: Client, profile: str, **options: int) -> rpb.CreateGameResponse:
+    request = rpb.CreateGameRequest(
+        profile=profile, options={k: pb.OptionValue(int_value=v) for k, v in options.items()}
+    )
+    created: rpb.CreateGameResponse = client.stub.CreateGame(request)
+    return created
+
+
+@pytest.mark.parametrize(("profile", "options", "players"), [
+    ("rummy-g4a", {}, 3), ("rummy", {}, 2), ("gin", {}, 2), ("oklahoma-gin", {}, 2), ("rummy", {"players": 5}, 5),
+    ("rummy-g4a", {"players": 2}, 2),
+])  # fmt: skip
+def test_no_seats_means_the_profiles_player_count_all_open(
+    client: Client, profile: str, options: dict[str, int], players: int
+) -> None:
+    created = _create(client, profile, **options)
+    assert not created.seat_tokens, "an open seat has no token until it is joined"
+    assert len(created.settings.seats) == players
+    assert created.settings.options["players"].int_value == players
+    tokens = []
+    for seat in range(players):
+        joined = client.stub.JoinGame(rpb.JoinGameRequest(game_id=created.game_id, display_name=f"P{seat}"))
+        assert joined.seat == seat
+        tokens.append(joined.token)
+    with expect_error(grpc.StatusCode.FAILED_PRECONDITION):
+        client.stub.JoinGame(rpb.JoinGameRequest(game_id=created.game_id, display_name="late"))
+    view = client.stub.GetGame(rpb.GetGameRequest(game_id=created.game_id), metadata=md(tokens[0])).view
+    assert len(view.seats) == players
+    assert [s.display_name for s in view.seats] == [f"P{i}" for i in range(players)]
+
+
+def test_no_seats_with_a_player_count_the_game_cannot_have_is_refused(client: Client) -> None:
+    for profile, players in (("gin", 3), ("rummy", 7), ("rummy-g4a", 1)):
+        with expect_error(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTION"):
+            _create(client, profile, players=players)
+    with expect_error(grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_PROFILE"):
+        _create(client, "canasta")
+
+
+def test_a_display_name_of_only_blanks_is_refused(client: Client) -> None:
+    """A name is shown to every seat and spectator: one that shows nothing (only spaces) is no name."""
+    for blank in (" ", "   ", "\u3000", " \u00a0"):
+        with expect_error(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_NAME"):
+            client.create("gin", names=("Ann", blank))
+        created = _create(client, "gin")
+        with expect_error(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_NAME"):
+            client.stub.JoinGame(rpb.JoinGameRequest(game_id=created.game_id, display_name=blank))
+        joined = client.stub.JoinGame(rpb.JoinGameRequest(game_id=created.game_id, display_name=" Ann "))
+        assert joined.seat == 0, "the refused join took no seat"
