@@ -325,8 +325,14 @@ def test_rummy_three_players_two_house_bots_joined_by_id_reconnects_and_scores_a
     page.wait_for_selector("#status[data-status='reconnecting']")
     page.wait_for_selector("#status[data-status='live']")
     # the referee out of reach (as while it restarts): a move tried meanwhile is not made, and the page says why in
-    # words (not the browser's "Failed to fetch"); once the referee is back the note goes and play goes on
-    if table.wait_turn_or_end():
+    # words (not the browser's "Failed to fetch"); once the referee is back the note goes and play goes on. The
+    # move tried is a draw: first the page's turn is played on to its next draw (a turn may go on after the two
+    # moves above, when the bot's choice after its draw was a meld: the random deal decides)
+    while (my_turn := table.wait_turn_or_end()) and (view := client.view(game, game.tokens[0])).phase != pb.PHASE_DRAW:
+        move = bot_move(view, rng)
+        table.play(move)
+        played[view.version + 1] = (0, move)
+    if my_turn:
         page.wait_for_selector("#stock.clickable")
         proxy.refusing = True
         proxy.cut()
@@ -463,3 +469,37 @@ def test_the_whole_discard_pile_is_shown_in_order(server: Referee, client: Clien
             assert not errors
         finally:
             page.close()
+
+
+@pytest.mark.parametrize(("profile", "words", "players"), [
+    ("gin-standard", "Gin Rummy, standard bonuses", 2), ("oklahoma-gin", "Oklahoma Gin", 2),
+    ("hollywood-gin", "Hollywood Gin", 2), ("rummy-g4a", "Rummy, G4A rules", 3),
+])  # fmt: skip
+def test_the_lobby_offers_every_profile_and_the_table_names_it(
+    server: Referee, client: Client, browser: Any, profile: str, words: str, players: int
+) -> None:
+    """RULES.md's six profiles can be started from the lobby (it offered only gin and rummy), each against house
+    bots: the table names the profile; Rummy's G4A rules start with 3 seats, Gin's with the player count fixed at
+    2; Oklahoma shows the knock limit its upcard set; Hollywood shows each seat's points in its three games."""
+    page, _, errors = _page(browser, f"{server.http_url}/")
+    try:
+        page.select_option("#new-game select[name=profile]", profile)
+        assert page.is_disabled("#new-game input[name=players]") == (players == 2)
+        assert page.input_value("#new-game input[name=players]") == str(players)
+        page.click("#create")
+        page.wait_for_selector("#hand .card")
+        game_id, token = _session(page)
+        got = client.stub.GetGame(rpb.GetGameRequest(game_id=game_id), metadata=md(token))
+        assert got.settings.profile == profile
+        assert words in page.inner_text("#info")
+        assert page.locator("#seats .seat").count() == players == len(got.view.seats)
+        assert [s.bot for s in got.settings.seats[1:]] == ["gin" if players == 2 else "rummy"] * (players - 1)
+        if profile == "oklahoma-gin":
+            upcard_value = min(10, "A23456789TJQK".index(got.view.upcard[0]) + 1)
+            assert got.view.knock_limit == (0 if upcard_value == 1 else upcard_value)
+            assert f"knock limit {got.view.knock_limit}" in page.inner_text("#info")
+        games = page.eval_on_selector_all("#seats .seat .hollywood", "els => els.map(e => e.dataset.games)")
+        assert games == (["0,0,0"] * 2 if profile == "hollywood-gin" else [])
+        assert not errors
+    finally:
+        page.close()

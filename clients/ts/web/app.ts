@@ -46,6 +46,12 @@ const REASON_WORDS: Record<string, string> = {
   STORAGE_UNAVAILABLE: "The referee cannot reach its storage right now: try again.",
   RATE_LIMITED: "Too many requests: slow down a little.",
 };
+// The profiles the lobby offers (RULES.md 2 and 3): their names on the table, and which game each plays.
+const PROFILE_WORDS: Record<string, string> = {
+  gin: "Gin Rummy", "gin-standard": "Gin Rummy, standard bonuses", "oklahoma-gin": "Oklahoma Gin",
+  "hollywood-gin": "Hollywood Gin", rummy: "Rummy", "rummy-g4a": "Rummy, G4A rules",
+};
+const isGin = (profile: string): boolean => !profile.startsWith("rummy");
 const HAND_END_WORDS: Record<string, string> = {
   knock: "knocked and won", gin: "went gin", big_gin: "went big gin", undercut: "undercut the knocker",
   tie: "tie", went_out: "went out", stock_end: "the stock ran out", turn_cap: "the turn limit was reached",
@@ -55,6 +61,7 @@ const HAND_END_WORDS: Record<string, string> = {
 interface Session { game: string; token: string }
 let session: Session | undefined;
 let view: GameView | undefined;
+let profile = "";  // the game's profile (from GetGame's settings)
 let selected = new Set<string>();
 let sortBy: "suit" | "rank" | "dealt" = "suit";
 let shownHandEnd = -1;
@@ -179,7 +186,7 @@ function render(): void {
   document.body.dataset.toAct = v.toAct === undefined ? "" : String(v.toAct);
   const myTurn = v.viewerRole === Role.SEAT && v.toAct === v.viewerSeat && v.legalMoves.length > 0;
   document.body.dataset.myTurn = String(myTurn);
-  const game = v.game === GameKind.GIN ? "Gin Rummy" : "Rummy";
+  const game = PROFILE_WORDS[profile] ?? (v.game === GameKind.GIN ? "Gin Rummy" : "Rummy");
   const who = v.viewerRole === Role.SPECTATOR ? "spectating" : `seat ${v.viewerSeat}`;
   $("info").innerHTML = "";
   const info: [string, string][] = [
@@ -217,6 +224,14 @@ function render(): void {
       <div class="backs"></div><div><span class="hand-size">${count(s.handSize, "card")}</span> \u00b7 score <b class="score">${s.score}</b>
       \u00b7 hands won ${s.boxes}${s.open ? " \u00b7 <i>open seat</i>" : ""}</div>`;
     el.querySelector(".name")!.textContent = name;
+    if (s.hollywoodScores.length) {  // Hollywood: the three games' points (the score above is their sum)
+      const games = document.createElement("div");
+      games.className = "hollywood";
+      games.dataset.games = s.hollywoodScores.join(",");
+      games.textContent = "games " + s.hollywoodScores.map((p, g) => `${p}${v.hollywoodGamesEnded[g] ? " (ended)" : ""}`)
+        .join(" \u00b7 ");
+      el.append(games);
+    }
     const backs = el.querySelector(".backs")!;
     for (let i = 0; i < s.handSize; i++) backs.append(Object.assign(document.createElement("span"), { className: "mini" }));
     const clock = v.clocks.find((c) => c.seat === s.seat);
@@ -527,7 +542,8 @@ async function refresh(): Promise<void> {
   refreshing = (async () => {
     do {
       again = false;
-      const { view: v } = await referee.getGame({ gameId: session!.game }, auth(session!.token));
+      const { view: v, settings } = await referee.getGame({ gameId: session!.game }, auth(session!.token));
+      if (settings) profile = settings.profile;
       if (v && (!view || v.version >= view.version)) view = v;
       render();
     } while (again);
@@ -633,17 +649,20 @@ function showLobbyError(r: Refusal, unreachable = false): void {
 $("new-game").onsubmit = async (e) => {
   e.preventDefault();
   const f = new FormData(e.target as HTMLFormElement);
-  const profile = String(f.get("profile"));
-  const players = profile === "gin" ? 2 : Math.max(2, Math.min(6, Number(f.get("players")) || 2));
+  const chosen = String(f.get("profile"));
+  const gin = isGin(chosen);
+  const players = gin ? 2 : Math.max(2, Math.min(6, Number(f.get("players")) || 2));
   const seats: Record<string, unknown>[] = [{ displayName: String(f.get("name") || "You"), kind: SeatKind.HUMAN }];
   const bots = f.get("others") === "bots";
   for (let i = 1; i < players; i++) {
-    seats.push(bots ? { displayName: `${profile === "gin" ? "Gin" : "Rummy"} bot ${i}`, kind: SeatKind.BOT, bot: profile }
+    seats.push(bots ? { displayName: `${gin ? "Gin" : "Rummy"} bot ${i}`, kind: SeatKind.BOT, bot: gin ? "gin" : "rummy" }
       : { displayName: "", open: true });
   }
   try {
-    // "one hand": a match of a single hand (Gin: the first hand's points reach a target of 1; Rummy: one hand)
-    const match = f.get("length") === "hand" ? (profile === "gin" ? { targetScore: 1 } : { maxHands: 1 }) : undefined;
+    // "one hand": a match of a single hand (Gin: the first hand's points reach a target of 1, a drawn hand dealt
+    // again; Hollywood, whose first win counts in its first game only, and Rummy: one hand, drawn or not)
+    const oneHand = gin && chosen !== "hollywood-gin" ? { targetScore: 1 } : { maxHands: 1 };
+    const match = f.get("length") === "hand" ? oneHand : undefined;
     // the time control: "move:SECONDS" per move, "clock:INITIAL+INCREMENT" a clock per seat; a seat out of time
     // gets the referee's automatic move (after three in a row, its next timeout loses the match)
     const [kind, spec = ""] = String(f.get("clock") || "none").split(":");
@@ -652,7 +671,7 @@ $("new-game").onsubmit = async (e) => {
       kind === "move" ? { kind: { case: "perMove", value: { limitMs: a } } }
       : kind === "clock" ? { kind: { case: "clock", value: { initialMs: a, incrementMs: b } } } : undefined;
     const created = await referee.createGame({
-      profile, seats: seats as never, allowSpectators: f.get("spectators") === "on", match, timeControl,
+      profile: chosen, seats: seats as never, allowSpectators: f.get("spectators") === "on", match, timeControl,
       timeoutPolicy: timeControl ? { kind: TimeoutPolicy_Kind.AUTO_MOVE } : undefined,
     });
     const mine = created.seatTokens.find((t) => t.seat === 0)!;
@@ -664,6 +683,16 @@ $("new-game").onsubmit = async (e) => {
     showLobbyError(refusal(err), unreached(err));
   }
 };
+
+// The player count follows the game: Gin is for two; Rummy's G4A rules are for three unless changed.
+const lobby = $("new-game") as HTMLFormElement;
+lobby.querySelector<HTMLSelectElement>("select[name=profile]")!.onchange = (e) => {
+  const chosen = (e.target as HTMLSelectElement).value;
+  const count = lobby.querySelector<HTMLInputElement>("input[name=players]")!;
+  count.disabled = isGin(chosen);
+  count.value = chosen === "rummy-g4a" ? "3" : "2";
+};
+lobby.querySelector<HTMLInputElement>("input[name=players]")!.disabled = true;  // Gin Rummy comes first
 
 $("join-game").onsubmit = async (e) => {
   e.preventDefault();
