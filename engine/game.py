@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine import gin, rummy
+from engine.cards import card_text
 from engine.errors import IllegalMoveError, InvalidMoveError, excerpt
 from engine.moves import (
     BigGin,
@@ -75,6 +76,15 @@ def _check_declare(move: Declare) -> None:
             if not isinstance(item, tuple) or len(item) != 2:
                 raise InvalidMoveError("BAD_MOVE", f"a layoff is (card, meld_id), got {excerpt(item)}")
             _check_lay_off(LayOff(item[0], item[1]))
+    # a card laid off twice, or melded and laid off, is named twice: malformed whatever the state (a card in two
+    # of the melds is the rules' INVALID_MELD, as in a knock's melds: gin._declare)
+    named = 0
+    for m in move.melds or ():
+        named |= m
+    for card, _ in move.layoffs or ():
+        if named >> card & 1:
+            raise InvalidMoveError("DUPLICATE_CARD", f"card {card_text(card)} is named twice in the declaration")
+        named |= 1 << card
 
 
 def _check_discard(move: Discard) -> None:

@@ -384,6 +384,11 @@ def _declare(s: GameState, seat: int, move: Declare, events: list[Event]) -> Non
         melds, layoffs = best.melds, best.layoffs
     else:
         melds, layoffs = move.melds or (), move.layoffs or ()
+        covered = 0
+        for m in melds:  # checked before any is laid down: the second would be CARD_NOT_IN_HAND
+            if m & covered:
+                raise IllegalMoveError("INVALID_MELD", f"a card is in two declared melds: {mask_text(m & covered)}")
+            covered |= m
     for m in melds:
         _defender_meld(s, seat, m, events)
     # layoffs may be listed in any order that works: play each as soon as it fits (9H then 8H onto 5H-6H-7H)

@@ -259,6 +259,7 @@ def create_server(
     elif limits.active:
         interceptors.append(LimitInterceptor(limits, referee.is_organizer))
     options = server_options(max_message_bytes, max_connection_age_s, max_connection_age_grace_s)
+    wire.quiet_metadata_decoding()  # grpc logs a traceback (and the bytes) per metadata value that is not UTF-8
     server = grpc.aio.server(options=options, interceptors=interceptors)
     # wire.add_service in place of the generated add_*_to_server: undecodable request bodies become
     # INVALID_ARGUMENT MALFORMED_REQUEST (not UNKNOWN and a traceback), responses are deterministic bytes

@@ -28,6 +28,10 @@ call_context: contextvars.ContextVar[tuple[str, str, str] | None] = contextvars.
 )
 
 _CONTEXT_FIELDS = ("method", "game_id", "request_id")
+#: The longest context value a line carries: a game id is at most 64 characters and a request_id 128, but the
+#: context is set before either is checked, and a refused call may log (the limiter's line): 256 KiB of a
+#: request's game_id on a log line once every 10 s would be the caller's to write.
+_MAX_CONTEXT_VALUE = 128
 
 
 class JsonFormatter(logging.Formatter):
@@ -46,7 +50,8 @@ class JsonFormatter(logging.Formatter):
         for i, name in enumerate(_CONTEXT_FIELDS):
             value = getattr(record, name, None) or (context[i] if context is not None else "")
             if value:
-                line[name] = str(value)
+                text = str(value)
+                line[name] = text if len(text) <= _MAX_CONTEXT_VALUE else text[: _MAX_CONTEXT_VALUE - 3] + "..."
         if record.exc_info and record.exc_info[0] is not None:
             kind, _, tb = record.exc_info
             line["exc_type"] = kind.__name__

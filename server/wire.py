@@ -71,6 +71,51 @@ class MalformedLog:
 
 MALFORMED_LOG = MalformedLog()
 
+#: The logger of grpc's Cython layer, and its record for a metadata value that is not UTF-8 (cygrpc ``_decode``).
+GRPC_CYTHON_LOGGER = "grpc._cython.cygrpc"
+_BAD_ENCODING = "Invalid encoding on %s"
+
+
+class MetadataEncodingFilter(logging.Filter):
+    """Drops grpc's record of a call metadata value that is not UTF-8 on a key without "-bin" (the C core sends
+    none such, any other HTTP/2 client can). grpc.aio decodes each value itself, logs the full traceback *and the
+    raw bytes* (a token, perhaps) at ERROR each time a handler or interceptor reads the metadata, then reads the
+    value as Latin-1 (so a bad token is BAD_TOKEN; another key is just text). In their place: at most one short
+    line per ``every_s`` seconds, with the count of the ones left out, never the value."""
+
+    def __init__(self, every_s: float = 10.0) -> None:
+        super().__init__()
+        self.every_s = every_s
+        self.seen = 0  # such values read since the start (a call reads its metadata several times)
+        self._suppressed = 0
+        self._next = 0.0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg != _BAD_ENCODING:
+            return True
+        self.seen += 1
+        now = time.monotonic()
+        if now < self._next:
+            self._suppressed += 1
+            return False
+        self._next = now + self.every_s
+        more, self._suppressed = self._suppressed, 0
+        log.warning(
+            "call metadata with a value that is not UTF-8 (read as Latin-1)%s",
+            f"; {more} more since the last such line, not logged" if more else "",
+        )  # fmt: skip
+        return False
+
+
+METADATA_ENCODING_FILTER = MetadataEncodingFilter()
+
+
+def quiet_metadata_decoding() -> None:
+    """Put METADATA_ENCODING_FILTER on grpc's Cython logger (once; the referee's servers call it)."""
+    logger = logging.getLogger(GRPC_CYTHON_LOGGER)
+    if METADATA_ENCODING_FILTER not in logger.filters:
+        logger.addFilter(METADATA_ENCODING_FILTER)
+
 _REFUSAL = errors.BadRequest("MALFORMED_REQUEST", "the request body is not a valid message of this method")
 
 

@@ -1,5 +1,6 @@
 """Moves on the wire: ``pb.Move`` <-> ``engine.Move``, strict both ways (the server and the SDK refuse the same
-messages: no move set, a card named twice, a negative meld id, ``best`` together with explicit melds)."""
+messages: no move set, a card named twice (in one list, or laid off twice or melded and laid off in a
+declaration), a negative meld id, ``best`` together with explicit melds)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,15 @@ def move_from_proto(move: pb.Move) -> engine.Move:
             raise Malformed("BAD_MOVE", "declare: best excludes explicit melds and layoffs")
         return engine.Declare()
     layoffs = tuple((card_from_proto(x.card), meld_id_from_proto(x.meld_id)) for x in declare.layoffs)
-    return engine.Declare(melds_from_proto(declare.melds), layoffs)
+    melds = melds_from_proto(declare.melds)
+    named = 0
+    for m in melds:  # a card in two of the melds: the rules' INVALID_MELD
+        named |= m
+    for card, _ in layoffs:  # laid off twice, or melded and laid off: named twice (as the engine refuses it)
+        if named >> card & 1:
+            raise Malformed("DUPLICATE_CARD", f"card {engine.card_text(card)} named twice in the declaration")
+        named |= 1 << card
+    return engine.Declare(melds, layoffs)
 
 
 def move_to_proto(move: engine.Move) -> pb.Move:

@@ -24,6 +24,7 @@ from engine import (
     DrawStock,
     GameState,
     IllegalMoveError,
+    InvalidMoveError,
     InvalidOptionsError,
     Knock,
     LayOff,
@@ -390,6 +391,33 @@ def test_gin_defender_may_declare_in_one_move_and_a_bad_declaration_changes_noth
     assert [e.public["card"] for e in of_kind(events, "laid_off")] == ["8H", "9H"]
     ended = hand_ended(events)
     assert (ended["defender_deadwood"], ended["points"]) == (4 + 6 + 3 + 5 + 10, 28 - 2)
+
+
+def test_gin_declaration_naming_a_card_twice_is_refused_and_changes_nothing() -> None:
+    """RULES.md 1: "A card belongs to at most one meld" and 4: a card never appears in two places. A one-move
+    declaration that lays the same card off twice, or melds a card and lays it off too, names a card twice: a
+    malformed move (DUPLICATE_CARD, whatever the state), not a card the defender lacks; a card in two of its melds
+    is INVALID_MELD, as in a knock's melds. Each is refused as a whole and changes nothing."""
+    s = start(gin(), gin_deal(
+        dealer=1, hands=[RUN_KNOCKER, "TC JC QC 8H 9H 4D 6D 3C 5C QS"], upcard="JD", stock_top_first="KH",
+    ))
+    s, _ = play(s, "draw stock", "knock KH")
+    run, kings = meld_id(s, "5H 6H 7H"), meld_id(s, "KC KD KS")
+    for declaration in (
+        Declare(melds("TC JC QC"), ((c("8H"), run), (c("8H"), run))),  # the same layoff twice
+        Declare(melds("TC JC QC"), ((c("8H"), run), (c("9H"), run), (c("8H"), run))),
+        Declare((), ((c("8H"), run), (c("8H"), kings))),  # one card onto two melds
+        Declare(melds("TC JC QC"), ((c("8H"), run), (c("QC"), run))),  # melded and laid off
+        Declare(None, ((c("9H"), run), (c("8H"), run), (c("9H"), run))),
+    ):
+        before = E.state_to_json(s)
+        with pytest.raises(InvalidMoveError) as err:
+            E.apply(s, 1, declaration)
+        assert err.value.code == "DUPLICATE_CARD", err.value.message
+        assert E.state_to_json(s) == before
+    refused(s, 1, Declare(melds("TC JC QC") * 2, ()), "INVALID_MELD")  # one meld declared twice
+    s, events = play(s, Declare(melds("TC JC QC"), ((c("8H"), run), (c("9H"), run))))  # still the defender's
+    assert hand_ended(events)["defender_deadwood"] == 4 + 6 + 3 + 5 + 10
 
 
 def _best_defender_deadwood(hand: int, knocker_melds: tuple[int, ...]) -> int:

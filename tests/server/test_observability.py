@@ -259,6 +259,20 @@ def test_json_log_of_a_played_game_has_its_id_and_no_card(served: Served) -> Non
             assert not CARD.search(text), f"a card in the log: {line}"
 
 
+def test_json_lines_cut_a_call_context_the_caller_made_huge() -> None:
+    """The context is set before the ids are checked (a refused call may log: the limiter's line), so a request's
+    10,000-character request_id or game_id must not go onto the line whole."""
+    formatter = JsonFormatter()
+    token = call_context.set(("SubmitMove", "g" * 10_000, "r" * 10_000))
+    try:
+        line = json.loads(formatter.format(logging.LogRecord("rummy_referee", logging.WARNING, __file__, 1,
+                                                             "refused", (), None)))  # fmt: skip
+    finally:
+        call_context.reset(token)
+    assert len(line["game_id"]) <= 128 and len(line["request_id"]) <= 128
+    assert line["game_id"].startswith("ggg") and line["request_id"].endswith("...")
+
+
 def test_json_lines_take_the_call_context_and_never_an_exception_text() -> None:
     formatter = JsonFormatter()
     token = call_context.set(("SubmitMove", "g_abc", "move-1"))

@@ -99,6 +99,10 @@ MALFORMED: list[tuple[pb.Move, str]] = [
     (pb.Move(declare=pb.Move.Declare(best=True, melds=[pb.Cards(cards=["AS", "2S", "3S"])])), "BAD_MOVE"),
     (pb.Move(declare=pb.Move.Declare(best=True, layoffs=[pb.LayOffCard(card="4S", meld_id=0)])), "BAD_MOVE"),
     (pb.Move(lay_off=pb.Move.LayOff(card="4S", meld_id=-1)), "BAD_MOVE"),
+    (pb.Move(declare=pb.Move.Declare(layoffs=[pb.LayOffCard(card="4S", meld_id=0),
+                                              pb.LayOffCard(card="4s", meld_id=1)])), "DUPLICATE_CARD"),  # twice
+    (pb.Move(declare=pb.Move.Declare(melds=[pb.Cards(cards=["AS", "2S", "3S"])], layoffs=[pb.LayOffCard(card="3S")])),
+     "DUPLICATE_CARD"),  # melded and laid off
     (pb.Move(discard=pb.Move.Discard(card="ZZ")), "INVALID_CARD"),
 ]  # fmt: skip
 
