@@ -96,6 +96,9 @@ def _check_discard(move: Discard) -> None:
 def _check_knock(move: Knock) -> None:
     _card(move.discard)
     _melds(move.melds)
+    for m in move.melds or ():  # the discard kept in a meld too: named twice, as in a declaration
+        if m >> move.discard & 1:
+            raise InvalidMoveError("DUPLICATE_CARD", f"card {card_text(move.discard)} is discarded and melded")
 
 
 #: how to check each move type for malformed content (None: nothing to check)

@@ -35,9 +35,11 @@ def move_from_proto(move: pb.Move) -> engine.Move:
         return engine.Discard(card_from_proto(move.discard.card))
     if which == "knock":
         knock = move.knock
-        return engine.Knock(
-            card_from_proto(knock.discard), melds_from_proto(knock.melds.melds) if knock.HasField("melds") else None
-        )
+        discard = card_from_proto(knock.discard)
+        kept = melds_from_proto(knock.melds.melds) if knock.HasField("melds") else None
+        if any(m >> discard & 1 for m in kept or ()):  # as the engine refuses it
+            raise Malformed("DUPLICATE_CARD", f"card {engine.card_text(discard)} is discarded and melded")
+        return engine.Knock(discard, kept)
     if which == "big_gin":
         big = move.big_gin
         return engine.BigGin(melds_from_proto(big.melds.melds) if big.HasField("melds") else None)

@@ -285,7 +285,9 @@ def test_gin_knock_with_an_invalid_declared_meld_is_refused() -> None:
     refused(s, 0, Knock(c("KC"), melds("AS 2S 4S", "7H 8H 9H")), "INVALID_MELD")
     refused(s, 0, Knock(c("KC"), melds("AS 2S 3S 4S", "3S 4S 5S", "7H 8H 9H")), "INVALID_MELD")
     refused(s, 0, Knock(c("KC"), melds("AS 2S 3S 4S 5S 6S", "7H 8H 9H")), "CARD_NOT_IN_HAND")
-    refused(s, 0, Knock(c("KC"), melds("AS 2S 3S 4S 5S", "JC QC KC")), "CARD_NOT_IN_HAND")
+    with pytest.raises(InvalidMoveError) as err:  # the discard melded too: named twice (malformed, not a rule)
+        E.apply(s, 0, Knock(c("KC"), melds("AS 2S 3S 4S 5S", "JC QC KC")))
+    assert err.value.code == "DUPLICATE_CARD"
 
 
 @pytest.mark.parametrize("split", [True, False])
@@ -418,6 +420,25 @@ def test_gin_declaration_naming_a_card_twice_is_refused_and_changes_nothing() ->
     refused(s, 1, Declare(melds("TC JC QC") * 2, ()), "INVALID_MELD")  # one meld declared twice
     s, events = play(s, Declare(melds("TC JC QC"), ((c("8H"), run), (c("9H"), run))))  # still the defender's
     assert hand_ended(events)["defender_deadwood"] == 4 + 6 + 3 + 5 + 10
+
+
+def test_gin_knock_discarding_a_card_of_its_own_melds_is_refused_and_changes_nothing() -> None:
+    """A knock names its discard and the melds of the 10 cards kept: a discard that is also in one of those melds
+    names a card twice (DUPLICATE_CARD, malformed whatever the state, as in a declaration), not a card the
+    knocker lacks."""
+    s = start(gin(), gin_deal(
+        dealer=1, hands=[RUN_KNOCKER, "TC JC QC 8H 9H 4D 6D 3C 5C QS"], upcard="JD", stock_top_first="KH",
+    ))
+    s, _ = play(s, "draw stock")
+    for knock in (Knock(c("KH"), melds("5H 6H 7H", "AS 2S 3S", "KC KD KS KH")),
+                  Knock(c("2D"), melds("5H 6H 7H", "AS 2S 3S", "KC KD KS", "2D 2S 2H"))):  # fmt: skip
+        before = E.state_to_json(s)
+        with pytest.raises(InvalidMoveError) as err:
+            E.apply(s, 0, knock)
+        assert err.value.code == "DUPLICATE_CARD", err.value.message
+        assert E.state_to_json(s) == before
+    s, events = play(s, Knock(c("KH"), melds("5H 6H 7H", "AS 2S 3S", "KC KD KS")))
+    assert knocked(events)["deadwood"] == 2 and s.to_act == 1, "the same knock without the discard melded"
 
 
 def _best_defender_deadwood(hand: int, knocker_melds: tuple[int, ...]) -> int:

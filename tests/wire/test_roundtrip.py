@@ -103,6 +103,8 @@ MALFORMED: list[tuple[pb.Move, str]] = [
                                               pb.LayOffCard(card="4s", meld_id=1)])), "DUPLICATE_CARD"),  # twice
     (pb.Move(declare=pb.Move.Declare(melds=[pb.Cards(cards=["AS", "2S", "3S"])], layoffs=[pb.LayOffCard(card="3S")])),
      "DUPLICATE_CARD"),  # melded and laid off
+    (pb.Move(knock=pb.Move.Knock(discard="3S", melds=pb.Melds(melds=[pb.Cards(cards=["AS", "2S", "3S"])]))),
+     "DUPLICATE_CARD"),  # discarded and kept in a meld
     (pb.Move(discard=pb.Move.Discard(card="ZZ")), "INVALID_CARD"),
 ]  # fmt: skip
 
