@@ -224,9 +224,13 @@ class Referee:
         return found
 
     def authorize(self, game: StoredGame, token: str | None) -> Caller:
-        """The caller, or Unauthenticated."""
+        """The caller; PermissionDenied for the organizer token (it holds no seat), else Unauthenticated."""
         caller = self.identify(game, token)
         if caller is None:
+            if self.is_organizer(token):  # a valid token, not one that may do this (STYLE.md: PERMISSION_DENIED)
+                raise PermissionDenied(
+                    "ORGANIZER_NO_SEAT", "the organizer token holds no seat: use a seat's token or the spectator's"
+                )
             raise Unauthenticated("BAD_TOKEN", "the token is not one of this game's")
         return caller
 

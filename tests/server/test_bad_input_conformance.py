@@ -260,8 +260,8 @@ def test_moves_with_tokens_that_hold_no_seat_here(client: Client, gin: Game) -> 
         client.move(gin, other.tokens[1], draw)  # a seat of another game
     with expect_error(C.PERMISSION_DENIED, "SPECTATOR"):
         client.move(other, other.spectator, draw)
-    with expect_error(C.UNAUTHENTICATED, "BAD_TOKEN"):
-        client.move(gin, ORGANIZER, draw)  # no seat's token (docs/rules.md 9: not one of this game's)
+    with expect_error(C.PERMISSION_DENIED, "ORGANIZER_NO_SEAT"):
+        client.move(gin, ORGANIZER, draw)  # a valid token that holds no seat (docs/rules.md 9)
     with expect_error(C.UNAUTHENTICATED, "BAD_TOKEN"):
         client.move(gin, gin.tokens[1] + "x", draw)
     assert _views(client, gin) == before

@@ -8,7 +8,7 @@ import pytest
 
 from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from tests.server.refkit import Client, expect_error, md
+from tests.server.refkit import ORGANIZER, Client, expect_error, md, move_from_text
 
 
 def _create(client: Client, profile: str, **options: int) -> rpb.CreateGameResponse:
@@ -60,3 +60,24 @@ def test_a_display_name_of_only_blanks_is_refused(client: Client) -> None:
             client.stub.JoinGame(rpb.JoinGameRequest(game_id=created.game_id, display_name=blank))
         joined = client.stub.JoinGame(rpb.JoinGameRequest(game_id=created.game_id, display_name=" Ann "))
         assert joined.seat == 0, "the refused join took no seat"
+
+
+def test_the_organizer_token_where_a_seat_is_needed_is_permission_denied(client: Client) -> None:
+    """STYLE.md's table: a valid token that is not allowed is PERMISSION_DENIED (a bad one UNAUTHENTICATED). The
+    organizer token creates games and reads replays; it holds no seat, so a move or a seat's view with it is
+    refused as that (ORGANIZER_NO_SEAT), not as a token the referee does not know; nothing changes."""
+    game = client.create("gin", token=ORGANIZER)
+    before = client.view(game, game.tokens[0])
+    with expect_error(grpc.StatusCode.PERMISSION_DENIED, "ORGANIZER_NO_SEAT"):
+        client.move(game, ORGANIZER, move_from_text("draw stock"))
+    with expect_error(grpc.StatusCode.PERMISSION_DENIED, "ORGANIZER_NO_SEAT"):
+        client.stub.ValidateMove(rpb.ValidateMoveRequest(game_id=game.game_id, move=move_from_text("draw stock")),
+                                 metadata=md(ORGANIZER))  # fmt: skip
+    with expect_error(grpc.StatusCode.PERMISSION_DENIED, "ORGANIZER_NO_SEAT"):
+        client.view(game, ORGANIZER)
+    with expect_error(grpc.StatusCode.PERMISSION_DENIED, "ORGANIZER_NO_SEAT"):
+        next(iter(client.stub.WatchGame(rpb.WatchGameRequest(game_id=game.game_id), metadata=md(ORGANIZER))))
+    with expect_error(grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN"):
+        client.view(game, "not-a-token-of-anything")
+    assert client.view(game, game.tokens[0]) == before
+    assert client.replay(game), "the organizer still reads the replay at any time"

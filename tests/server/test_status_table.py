@@ -307,6 +307,7 @@ PROVOKE: dict[str, Callable[[Ctx], None]] = {
     "SPECTATOR": _with_game(lambda t, g: t.validate(g, g.spectator, "draw stock")),
     "MATCH_NOT_OVER": _with_game(lambda t, g: t.client.replay(g, g.tokens[0])),
     "ORGANIZER_ONLY": _with_game(lambda t, g: t.client.create("gin", token=g.tokens[0], seed=b"0123456789abcdef")),
+    "ORGANIZER_NO_SEAT": _with_game(lambda t, g: t.client.move(g, ORGANIZER, DRAW)),
     # NOT_FOUND
     "GAME_NOT_FOUND": lambda t: t.client.view(Game("nosuchgame", {}, "", rpb.CreateGameResponse()), "some-token"),
     # RESOURCE_EXHAUSTED

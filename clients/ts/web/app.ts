@@ -38,6 +38,7 @@ const REASON_WORDS: Record<string, string> = {
   VERSION_CONFLICT: "Another move came first: the table is shown as it is now.",
   SPECTATOR: "Spectators watch; they cannot play.",
   BAD_TOKEN: "That token is not one of this game's.",
+  ORGANIZER_NO_SEAT: "That is the organizer token: it holds no seat. Use a seat's token or the spectator token.",
   MISSING_TOKEN: "This needs a token.",
   GAME_NOT_FOUND: "There is no such game (or it has expired).",
   SEAT_TAKEN: "No seat is open in that game.",
