@@ -1,0 +1,203 @@
+"""Bad input on the HTTP port (Connect, gRPC-Web, JSON) that an adversarial conformance suite sends, against a real
+`rummy-referee serve` process over real sockets (a crash must show as one): a JSON body with a key twice, header
+bytes that are no UTF-8, enveloped bodies of a unary call that hold no message, two, or more bytes than one, a
+client that pipelines requests and never reads the answers, X-Forwarded-For sent to dodge the per-address limits,
+and the other malformed requests (a content type, a content length, compression, grpc-web-text, a path or a method
+that are wrong) answered by the protocol's refusal, never a 500 or a traceback in the log."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+
+from clients.referee_proc import RefereeProcess
+from server.redis_launcher import RedisProcess
+from tests.server.webkit import GRPC_CODES, envelopes, trailer_fields
+
+ENV = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")}
+SERVICE = b"/rummy.v1.RefereeService/"
+READ_TIMEOUT_S = 2
+
+
+def _referee(redis: RedisProcess, paths: pytest.TempPathFactory, name: str, *args: str) -> Iterator[RefereeProcess]:
+    log = Path(paths.mktemp(name)) / "stderr.log"
+    process = RefereeProcess(["--http-port", "0", "--redis-url", redis.url, "--no-bots", "--grace", "1", *args],
+                             env=ENV, log=log, copy_stdout=False).start(60)  # fmt: skip
+    try:
+        yield process
+    finally:
+        process.stop(20)
+
+
+@pytest.fixture(scope="module")
+def serve(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
+    """A referee that gives a request READ_TIMEOUT_S to arrive whole (and its answers as long to drain)."""
+    yield from _referee(redis_server, tmp_path_factory, "badhttp", "--http-read-timeout", str(READ_TIMEOUT_S))
+
+
+@pytest.fixture(autouse=True)
+def no_traceback(serve: RefereeProcess) -> Iterator[None]:
+    """No test of this module may leave an internal error or an ASGI exception in the referee's log."""
+    log = Path(serve.log) if serve.log is not None else None
+    start = log.stat().st_size if log is not None and log.exists() else 0
+    yield
+    if log is not None and log.exists():
+        with log.open("rb") as f:
+            f.seek(start)
+            added = f.read().decode("utf-8", "replace")
+        for bad in ("internal error", "Exception in ASGI application", "Traceback"):
+            assert bad not in added, added[-2000:]
+
+
+def _address(serve: RefereeProcess) -> tuple[str, int]:
+    host, _, port = (serve.http_address or "").rpartition(":")
+    return host, int(port)
+
+
+
+class Reply:
+    """An HTTP answer read off a raw socket: status, headers (lower-case names), the body (de-chunked)."""
+
+    def __init__(self, raw: bytes) -> None:
+        head, _, rest = raw.partition(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        assert lines[0].startswith(b"HTTP/1.1 "), raw[:300]
+        self.status = int(lines[0].split()[1])
+        self.headers = {k.strip().lower().decode(): v.strip().decode("latin-1")
+                        for k, _, v in (line.partition(b":") for line in lines[1:])}  # fmt: skip
+        if self.headers.get("transfer-encoding") == "chunked":
+            body = b""
+            while rest:
+                size_line, _, rest = rest.partition(b"\r\n")
+                size = int(size_line, 16)
+                if size == 0:
+                    break
+                body, rest = body + rest[:size], rest[size + 2 :]
+            self.body = body
+        else:
+            self.body = rest[: int(self.headers.get("content-length", len(rest)))]
+
+    def connect_error(self) -> tuple[str, str | None]:
+        """A Connect error body's code and ErrorInfo reason."""
+        data = json.loads(self.body)
+        return data["code"], _reason(data.get("details", ()))
+
+    def grpc_web_status(self) -> tuple[str, str | None]:
+        """A gRPC-Web answer's status (by gRPC's name) and ErrorInfo reason, from its trailers frame."""
+        assert self.status == 200, (self.status, self.body[:300])
+        fields = dict(self.headers)
+        for flags, payload in envelopes(self.body):
+            if flags & 0x80:
+                fields.update(trailer_fields(payload))
+        return GRPC_CODES[int(fields["grpc-status"])], _status_reason(fields.get("grpc-status-details-bin"))
+
+    def end_of_stream(self) -> tuple[str, str | None]:
+        """A Connect stream's end-of-stream error code and reason ("ok", None without an error)."""
+        assert self.status == 200, (self.status, self.body[:300])
+        for flags, payload in envelopes(self.body):
+            if flags & 0x02:
+                error = json.loads(payload).get("error")
+                return ("ok", None) if error is None else (error["code"], _reason(error.get("details", ())))
+        raise AssertionError(f"no end of stream in {self.body[:300]!r}")
+
+
+def _reason(details: Iterable[dict[str, str]]) -> str | None:
+    for detail in details:
+        if detail["type"] == "google.rpc.ErrorInfo":
+            value = detail["value"]
+            return str(error_details_pb2.ErrorInfo.FromString(base64.b64decode(value + "=" * (-len(value) % 4))).reason)
+    return None
+
+
+def _status_reason(value: str | None) -> str | None:
+    if value is None:
+        return None
+    status = status_pb2.Status.FromString(base64.b64decode(value + "=" * (-len(value) % 4)))
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Unpack(info):
+            return str(info.reason)
+    return None
+
+
+def _exchange(serve: RefereeProcess, request: bytes, timeout: float = 20) -> Reply:
+    """One request on a connection of its own (``connection: close``): the answer, read to the end."""
+    with socket.create_connection(_address(serve), timeout=timeout) as sock:
+        sock.sendall(request)
+        answer = b""
+        while data := sock.recv(65536):
+            answer += data
+    return Reply(answer)
+
+
+def _post(serve: RefereeProcess, path: bytes, body: bytes, *, content_type: bytes = b"application/json",
+          headers: bytes = b"", length: bool = True) -> Reply:  # fmt: skip
+    head = b"POST " + path + b" HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: " + content_type + b"\r\n"
+    if length:
+        head += b"content-length: %d\r\n" % len(body)
+    return _exchange(serve, head + headers + b"\r\n" + body)
+
+
+def _get(serve: RefereeProcess, target: bytes, headers: bytes = b"") -> Reply:
+    return _exchange(serve, b"GET " + target + b" HTTP/1.1\r\nhost: x\r\nconnection: close\r\n" + headers + b"\r\n")
+
+
+@pytest.fixture(scope="module")
+def game(serve: RefereeProcess) -> tuple[str, str]:
+    """A game of the module's (id, a seat's token)."""
+    with httpx.Client(base_url=f"http://{serve.http_address}", timeout=30) as http:
+        created = http.post("/rummy.v1.RefereeService/CreateGame",
+                            json={"seats": [{"displayName": "A"}, {"displayName": "B"}]}).json()  # fmt: skip
+    return created["gameId"], created["seatTokens"][0]["token"]
+
+
+def _malformed(reply: Reply) -> None:
+    assert reply.status == 400, (reply.status, reply.body[:300])
+    assert reply.connect_error() == ("invalid_argument", "MALFORMED_REQUEST"), reply.body[:300]
+
+
+# ------------------------------------------------------------------------------ a JSON key given twice
+
+
+@pytest.mark.parametrize(
+    ("method", "body"),
+    [
+        (b"GetGame", b'{"gameId": "GAME", "gameId": "g_other"}'),
+        (b"GetGame", b'{"gameId":"GAME","gameId":"GAME"}'),  # even the same value twice
+        (b"SubmitMove", b'{"gameId": "GAME", "move": {"drawStock": {}, "drawStock": {}}}'),  # in a message field
+        (b"SubmitMove", b'{"gameId": "GAME", "move": {"discard": {"card": {"rank": 1, "rank": 2}}}}'),
+        (b"GetGame", b'{"gameId": "GAME", "future": {"a": 1, "b": [{"x": 1, "x": 2}]}}'),  # in an unknown field
+        (b"GetGame", b'{"gameId": "a:b:c", "gameId": "GAME"}'),  # with colons in a string too
+        (b"Ping", b'{"a": 1, "a": 2}'),
+    ],
+)
+def test_a_json_key_given_twice_is_malformed(serve: RefereeProcess, game: tuple[str, str], method: bytes,
+                                              body: bytes) -> None:  # fmt: skip
+    """ProtoJSON (and every other JSON reader the referee's clients use) may read a key given twice as either
+    value: the referee took the last silently, so that what one reader of a request saw was not what the referee
+    played. A key twice in any object of the body is MALFORMED_REQUEST."""
+    body = body.replace(b"GAME", game[0].encode())
+    _malformed(_post(serve, SERVICE + method, body, headers=b"authorization: Bearer " + game[1].encode() + b"\r\n"))
+
+
+def test_a_json_key_given_twice_in_a_connect_get_or_a_health_check_is_malformed(serve: RefereeProcess) -> None:
+    message = base64.urlsafe_b64encode(b'{"service": "", "service": ""}').decode().rstrip("=").encode()
+    _malformed(_get(serve, b"/grpc.health.v1.Health/Check?connect=v1&encoding=json&base64=1&message=" + message))
+    _malformed(_post(serve, b"/grpc.health.v1.Health/Check", b'{"service": "", "service": ""}'))
+
+
+@pytest.mark.parametrize("body", [b'{"gameId": "a:b", "x": {"y": "c:d::"}}', b'{"gameId" : "x", "b": {"gameId": 1}}',
+                                  b'{"gameId": "\\"gameId\\": "}'])  # fmt: skip
+def test_json_with_colons_in_strings_or_one_key_in_two_objects_is_read(serve: RefereeProcess, body: bytes) -> None:
+    """The check for a key twice counts keys per object: colons inside strings, and one name in two objects, are
+    no duplicate (the request is read: its game id is no game's, or no game id)."""
+    reply = _post(serve, SERVICE + b"GetGame", body, headers=b"authorization: Bearer t\r\n")
+    assert reply.connect_error()[1] in ("GAME_NOT_FOUND", "INVALID_GAME_ID"), reply.body[:300]
