@@ -118,6 +118,11 @@ class Router:
                 return
             await _respond(send, 404, [(b"content-type", b"text/plain")], b"not found\n")
             return
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        for _, value in headers:
+            if not value.isascii():  # connectrpc reads header bytes as UTF-8 (a 500 for 0xff): as latin-1 here
+                scope = {**scope, "headers": _as_latin_1(headers)}
+                break
         for key, value in scope["headers"]:
             if key == b"content-type" and value.startswith(b"application/grpc"):
                 if not value.startswith(_GRPC_WEB):
@@ -133,6 +138,13 @@ class Router:
             await app(scope, receive, _uncached(send))
             return
         await app(scope, receive, send)
+
+
+def _as_latin_1(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """Header values re-encoded so that connectrpc, which decodes them as UTF-8, reads what HTTP says they are:
+    latin-1 (obs-text) text. A value that is no UTF-8 (0xff in a token, a timeout) then gets the answer a bad
+    value of its header gets (BAD_TOKEN, MALFORMED_REQUEST, 415), not a UnicodeDecodeError and a 500."""
+    return [(k, v if v.isascii() else v.decode("latin-1").encode()) for k, v in headers]
 
 
 #: A Connect GET answer is one URL for every caller (the token is a header) and holds the caller's view, its

@@ -19,8 +19,9 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
 from clients.referee_proc import RefereeProcess
+from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess
-from tests.server.webkit import GRPC_CODES, envelopes, trailer_fields
+from tests.server.webkit import GRPC_CODES, envelope, envelopes, trailer_fields
 
 ENV = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")}
 SERVICE = b"/rummy.v1.RefereeService/"
@@ -201,3 +202,66 @@ def test_json_with_colons_in_strings_or_one_key_in_two_objects_is_read(serve: Re
     no duplicate (the request is read: its game id is no game's, or no game id)."""
     reply = _post(serve, SERVICE + b"GetGame", body, headers=b"authorization: Bearer t\r\n")
     assert reply.connect_error()[1] in ("GAME_NOT_FOUND", "INVALID_GAME_ID"), reply.body[:300]
+
+
+# ------------------------------------------------------------------------------ header bytes that are no UTF-8
+
+
+def test_a_token_that_is_no_utf8_is_unauthenticated(serve: RefereeProcess, game: tuple[str, str]) -> None:
+    """connectrpc decodes every header as UTF-8: one 0xff byte in ``authorization`` was a UnicodeDecodeError, a
+    500 INTERNAL and an error in the log, for any caller. HTTP header bytes are latin-1 text: such a token is
+    nobody's, UNAUTHENTICATED BAD_TOKEN, on Connect and on gRPC-Web."""
+    body = json.dumps({"gameId": game[0]}).encode()
+    reply = _post(serve, SERVICE + b"GetGame", body, headers=b"authorization: Bearer \xff\xfe" + b"\r\n")
+    assert reply.status == 401, (reply.status, reply.body[:300])
+    assert reply.connect_error() == ("unauthenticated", "BAD_TOKEN")
+    request = rpb.GetGameRequest(game_id=game[0]).SerializeToString()
+    reply = _post(serve, SERVICE + b"GetGame", envelope(request), content_type=b"application/grpc-web+proto",
+                  headers=b"authorization: Bearer t\xe9\xff\r\n")  # fmt: skip
+    assert reply.grpc_web_status() == ("UNAUTHENTICATED", "BAD_TOKEN")
+
+
+@pytest.mark.parametrize(
+    ("header", "answer"),
+    [
+        (b"x-request-id: \xff\xfe", 200),  # a header the referee does not read
+        (b"user-agent: caf\xe9", 200),
+        (b"accept-encoding: \xff, gzip", 200),
+        (b"connect-protocol-version: \xff", 400),
+        (b"connect-timeout-ms: 1\xff", 400),
+        (b"content-type: application/\xff", 415),
+        (b"content-type: application/json\xff", 415),
+        (b"content-encoding: \xff", 501),  # an unknown compression: Connect's unimplemented
+    ],
+)
+def test_connect_headers_that_are_no_utf8_get_the_answer_of_a_bad_value(serve: RefereeProcess, header: bytes,
+                                                                         answer: int) -> None:  # fmt: skip
+    head = header if header.startswith(b"content-type") else b""
+    reply = _post(serve, SERVICE + b"Ping", b"{}", headers=b"" if head else header + b"\r\n",
+                  content_type=head[len(b"content-type: "):] if head else b"application/json")  # fmt: skip
+    assert reply.status == answer, (reply.status, reply.body[:300])
+    if answer == 400:
+        assert reply.connect_error() == ("invalid_argument", "MALFORMED_REQUEST")
+    if answer == 501:
+        assert reply.connect_error()[0] == "unimplemented"
+
+
+@pytest.mark.parametrize("header", [b"grpc-timeout: 1\xffm", b"grpc-timeout: \xff"])
+def test_a_grpc_timeout_that_is_no_utf8_is_malformed(serve: RefereeProcess, header: bytes) -> None:
+    reply = _post(serve, SERVICE + b"Ping", envelope(b""), content_type=b"application/grpc-web+proto",
+                  headers=header + b"\r\n")  # fmt: skip
+    assert reply.grpc_web_status() == ("INVALID_ARGUMENT", "MALFORMED_REQUEST")
+
+
+def test_a_grpc_web_text_content_type_that_is_no_utf8_is_415(serve: RefereeProcess) -> None:
+    reply = _post(serve, SERVICE + b"Ping", base64.b64encode(envelope(b"")),
+                  content_type=b"application/grpc-web-text\xff")  # fmt: skip
+    assert reply.status == 415, (reply.status, reply.body[:300])
+
+
+def test_a_watch_with_a_token_that_is_no_utf8_ends_unauthenticated(serve: RefereeProcess,
+                                                                   game: tuple[str, str]) -> None:  # fmt: skip
+    body = envelope(json.dumps({"gameId": game[0]}).encode())
+    reply = _post(serve, SERVICE + b"WatchGame", body, content_type=b"application/connect+json",
+                  headers=b"authorization: Bearer \xff\r\n")  # fmt: skip
+    assert reply.end_of_stream() == ("unauthenticated", "BAD_TOKEN")
