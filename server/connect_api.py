@@ -338,11 +338,18 @@ class Edge:
                 raise answered from None
 
 
+#: What connectrpc answers (UNIMPLEMENTED, INTERNAL) to an enveloped body (gRPC-Web, a Connect stream) of a call
+#: with one request that holds no message or more than one, or a message flagged compressed without an encoding:
+#: the request's bytes are no request of the method, MALFORMED_REQUEST, as a body that does not decode is.
+_MALFORMED_ENVELOPES = frozenset({"unary request has zero messages", "unary request has multiple messages",
+                                  "protocol error: sent compressed message without compression support"})  # fmt: skip
+
+
 def _answered(error: Exception) -> Exception:
     """``error`` as the referee answers it: one connectrpc raised itself for a malformed request (INVALID_ARGUMENT
     without details) with the MALFORMED_REQUEST reason, any other exception through ``connect_error``."""
     if isinstance(error, ConnectError):
-        if error.code is Code.INVALID_ARGUMENT and not error.details:
+        if (error.code is Code.INVALID_ARGUMENT and not error.details) or error.message in _MALFORMED_ENVELOPES:
             return malformed_request(error.message)
         return error
     if isinstance(error, HTTPError):  # 404, 405, 415: an HTTP status and no body, as the protocol has it

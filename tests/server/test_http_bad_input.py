@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import socket
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -265,3 +266,59 @@ def test_a_watch_with_a_token_that_is_no_utf8_ends_unauthenticated(serve: Refere
     reply = _post(serve, SERVICE + b"WatchGame", body, content_type=b"application/connect+json",
                   headers=b"authorization: Bearer \xff\r\n")  # fmt: skip
     assert reply.end_of_stream() == ("unauthenticated", "BAD_TOKEN")
+
+
+# ------------------------------------------------------------------------------ enveloped bodies of one request
+
+PING = rpb.PingRequest().SerializeToString()
+_BODIES = {
+    "no message": lambda message: b"",
+    "two messages": lambda message: envelope(message) + envelope(message),
+    "an empty message after it": lambda message: envelope(message) + envelope(b""),
+    "a partial envelope after it": lambda message: envelope(message) + b"\0\0",
+    "a promised message cut short": lambda message: envelope(message) + b"\0\0\0\0\x09ab",
+    "a message flagged compressed, no encoding": lambda message: envelope(message, flags=1),
+    "a message flagged end-of-stream": lambda message: envelope(message, flags=2),
+}
+
+
+@pytest.mark.parametrize("body", list(_BODIES))
+@pytest.mark.parametrize("text", [False, True], ids=["grpc-web", "grpc-web-text"])
+def test_a_grpc_web_unary_body_holds_exactly_one_message(serve: RefereeProcess, game: tuple[str, str], body: str,
+                                                         text: bool) -> None:  # fmt: skip
+    """connectrpc answered a unary gRPC-Web body of no message or two UNIMPLEMENTED ("unary request has zero
+    messages", a method the referee has), and a message flagged compressed without an encoding INTERNAL: every
+    such body is no request of the method, INVALID_ARGUMENT MALFORMED_REQUEST, as one that does not decode."""
+    request = rpb.GetGameRequest(game_id=game[0]).SerializeToString()
+    for method, message in ((b"GetGame", request), (b"Ping", PING)):
+        content = _BODIES[body](message)
+        kind = b"application/grpc-web-text+proto" if text else b"application/grpc-web+proto"
+        reply = _post(serve, SERVICE + method, base64.b64encode(content) if text else content, content_type=kind,
+                      headers=b"authorization: Bearer " + game[1].encode() + b"\r\n")  # fmt: skip
+        if text:
+            reply.body = b"".join(base64.b64decode(piece) for piece in re.findall(rb"[^=]+=*", reply.body))
+        assert reply.grpc_web_status() == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), (method, reply.body[:300])
+
+
+@pytest.mark.parametrize("body", list(_BODIES))
+def test_a_watch_request_holds_exactly_one_message(serve: RefereeProcess, game: tuple[str, str], body: str) -> None:
+    """WatchGame's request over Connect's stream (``application/connect+json``) is one enveloped message: none, two,
+    or bytes after it end the stream with INVALID_ARGUMENT MALFORMED_REQUEST (connectrpc: unimplemented)."""
+    content = _BODIES[body](json.dumps({"gameId": game[0]}).encode())
+    reply = _post(serve, SERVICE + b"WatchGame", content, content_type=b"application/connect+json",
+                  headers=b"authorization: Bearer " + game[1].encode() + b"\r\n")  # fmt: skip
+    assert reply.end_of_stream() == ("invalid_argument", "MALFORMED_REQUEST"), reply.body[:300]
+
+
+def test_a_watch_of_one_message_is_served(serve: RefereeProcess, game: tuple[str, str]) -> None:
+    """(The same request with its one message opens the stream: the snapshot comes.)"""
+    with socket.create_connection(_address(serve), timeout=20) as sock:
+        message = envelope(json.dumps({"gameId": game[0]}).encode())
+        sock.sendall(b"POST /rummy.v1.RefereeService/WatchGame HTTP/1.1\r\nhost: x\r\ncontent-type: "
+                     b"application/connect+json\r\nauthorization: Bearer " + game[1].encode() + b"\r\n"
+                     b"content-length: %d\r\n\r\n" % len(message) + message)  # fmt: skip
+        answer = b""
+        while b"snapshot" not in answer:
+            data = sock.recv(65536)
+            assert data, answer
+            answer += data
