@@ -413,6 +413,9 @@ class HttpServer:
             log_config=None,
             log_level=logging.WARNING,
             server_header=False,
+            # the per-address limits (server.limits) count the connection's address: no X-Forwarded-For rewrites
+            # it (uvicorn trusts that header from 127.0.0.1 by default, so a local client dodged every limit)
+            proxy_headers=False,
             timeout_graceful_shutdown=max(1, round(grace)),
             timeout_keep_alive=30,
         )

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import socket
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -322,3 +323,30 @@ def test_a_watch_of_one_message_is_served(serve: RefereeProcess, game: tuple[str
             data = sock.recv(65536)
             assert data, answer
             answer += data
+
+
+# ------------------------------------------------------------------------------ X-Forwarded-For
+
+
+@pytest.fixture(scope="module")
+def strict(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
+    """A referee that lets an address make 5 calls at once, then one a second."""
+    yield from _referee(redis_server, tmp_path_factory, "strict", "--requests-per-second", "1", "--request-burst", "5")
+
+
+@pytest.mark.parametrize("header", ["x-forwarded-for", "x-real-ip", "forwarded"])
+def test_forwarded_headers_do_not_dodge_the_per_address_limits(strict: RefereeProcess, header: str) -> None:
+    """uvicorn trusted X-Forwarded-For from 127.0.0.1 by default (its proxy_headers), and the per-address limits
+    are keyed by the address uvicorn reports: a client on the referee's host (or behind a local proxy that passes
+    the header on) sent a new X-Forwarded-For with each call and was never limited. The limits now count the
+    connection's own address, whatever the headers say."""
+    codes = []
+    try:
+        with httpx.Client(base_url=f"http://{strict.http_address}", timeout=30) as http:
+            for i in range(20):
+                value = f"for=10.1.2.{i}" if header == "forwarded" else f"10.1.2.{i}"
+                reply = http.post("/rummy.v1.RefereeService/Ping", json={}, headers={header: value})
+                codes.append(reply.status_code)
+    finally:
+        time.sleep(6)  # the address's bucket fills again (for the next case)
+    assert codes.count(429) >= 10, codes
