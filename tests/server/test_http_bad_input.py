@@ -350,3 +350,57 @@ def test_forwarded_headers_do_not_dodge_the_per_address_limits(strict: RefereePr
     finally:
         time.sleep(6)  # the address's bucket fills again (for the next case)
     assert codes.count(429) >= 10, codes
+
+
+# ------------------------------------------------------------------------------ pipelined requests, answers unread
+
+_PIPELINED_PING = (b"POST /rummy.v1.RefereeService/Ping HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                   b"content-length: 2\r\n\r\n{}")  # fmt: skip
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_a_client_that_pipelines_and_never_reads_is_cut(serve: RefereeProcess) -> None:
+    """HTTP/1.1 lets a client send its next requests before reading an answer; uvicorn answers them in turn, and
+    one that never read kept every answer it could not write in the referee (the connection was never cut: a
+    request being answered is exempt from the read deadline), its pipelined requests queued without bound. Once
+    its unread answers fill the connection's buffers and do not drain within --http-read-timeout, it is cut."""
+    assert serve.pid is not None
+    before = _rss_kib(serve.pid)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # read nothing, and buffer little
+        sock.connect(_address(serve))
+        sock.settimeout(0.5)
+        batch = _PIPELINED_PING * 200
+        cut = False
+        deadline = time.monotonic() + READ_TIMEOUT_S + 30
+        while time.monotonic() < deadline:
+            try:
+                sock.send(batch)
+            except TimeoutError:
+                continue  # the referee reads no more for now: keep pushing
+            except (ConnectionResetError, BrokenPipeError):
+                cut = True
+                break
+        grown_kib = _rss_kib(serve.pid) - before
+    assert cut, f"the connection was not cut ({grown_kib} KiB more in the referee)"
+    assert grown_kib < 64 * 1024, f"the referee grew by {grown_kib} KiB"
+    with httpx.Client(base_url=f"http://{serve.http_address}", timeout=30) as http:
+        assert http.post("/rummy.v1.RefereeService/Ping", json={}).status_code == 200
+
+
+def test_pipelined_requests_whose_answers_are_read_are_all_answered(serve: RefereeProcess) -> None:
+    """(A client that pipelines and reads gets every answer, in order.)"""
+    count = 300
+    with socket.create_connection(_address(serve), timeout=30) as sock:
+        last = _PIPELINED_PING.replace(b"host: x", b"host: x\r\nconnection: close")
+        sock.sendall(_PIPELINED_PING * (count - 1) + last)
+        answer = b""
+        while data := sock.recv(65536):
+            answer += data
+    assert answer.count(b"HTTP/1.1 200 OK") + answer.count(b"HTTP/1.1 429 ") == count
