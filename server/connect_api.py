@@ -605,6 +605,7 @@ class HealthApp(_Answering):
         super().__init__(
             service=HealthConnect(health),
             endpoints=lambda svc: {"/grpc.health.v1.Health/Check": Endpoint.unary(method=method, function=svc.check)},
+            interceptors=[Edge()],  # (no admission check: the gRPC port's health is exempt too) the refusals' reason
             read_max_bytes=MAX_MESSAGE_BYTES,
             codecs=CODECS,
         )

@@ -404,3 +404,13 @@ def test_pipelined_requests_whose_answers_are_read_are_all_answered(serve: Refer
         while data := sock.recv(65536):
             answer += data
     assert answer.count(b"HTTP/1.1 200 OK") + answer.count(b"HTTP/1.1 429 ") == count
+
+
+@pytest.mark.parametrize("body", list(_BODIES))
+def test_a_grpc_web_health_check_holds_exactly_one_message(serve: RefereeProcess, body: str) -> None:
+    """The health service's application had no interceptor to give connectrpc's refusals their reason: a gRPC-Web
+    health check of no message was UNIMPLEMENTED, one flagged compressed INTERNAL, bad flags INVALID_ARGUMENT
+    without ErrorInfo. It answers as the referee's service does."""
+    content = _BODIES[body](b"")
+    reply = _post(serve, b"/grpc.health.v1.Health/Check", content, content_type=b"application/grpc-web+proto")
+    assert reply.grpc_web_status() == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), reply.body[:300]
