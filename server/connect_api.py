@@ -368,7 +368,10 @@ class _Answering(ConnectASGIApplication[Any]):
 
     async def _read_get_request(self, endpoint: Any, codec: Any, params: dict[str, list[str]]) -> Any:
         """A Connect GET's ``base64=1`` message must be base64 (connectrpc's decoder skips what is not, reading
-        ``!!!`` as the empty message)."""
+        ``!!!`` as the empty message), and its ``connect`` parameter, when given, v1 (a POST's other
+        ``connect-protocol-version`` is refused; connectrpc served a GET of ``connect=v2`` as v1)."""
+        if params.get("connect", ("v1",))[0] != "v1":
+            raise malformed_request("the GET request's connect parameter must be 'v1'")
         if params.get("base64", ("",))[0] == "1" and not _BASE64.fullmatch(params.get("message", ("",))[0]):
             raise malformed_request("the GET request's message is not URL-safe base64")
         return await super()._read_get_request(endpoint, codec, params)

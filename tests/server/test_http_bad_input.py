@@ -414,3 +414,95 @@ def test_a_grpc_web_health_check_holds_exactly_one_message(serve: RefereeProcess
     content = _BODIES[body](b"")
     reply = _post(serve, b"/grpc.health.v1.Health/Check", content, content_type=b"application/grpc-web+proto")
     assert reply.grpc_web_status() == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), reply.body[:300]
+
+
+# ------------------------------------------------------------------------------ the rest of a conformance suite's
+
+
+@pytest.mark.parametrize("version", [b"v2", b"1", b""])
+def test_a_connect_get_of_another_protocol_version_is_malformed(serve: RefereeProcess, version: bytes) -> None:
+    """A Connect GET says its protocol version in ``connect=v1`` as a POST does in ``connect-protocol-version: 1``;
+    the POST's other versions were refused, the GET's were served as v1."""
+    _malformed(_get(serve, b"/rummy.v1.RefereeService/Ping?connect=" + version + b"&encoding=json&message=%7B%7D"))
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        (b"POST /rummy.v1.RefereeService/Ping HTTP/1.1\r\nhost: x\r\ncontent-type: text/plain\r\n", 415),
+        (b"POST /rummy.v1.RefereeService/Ping HTTP/1.1\r\nhost: x\r\n", 415),  # no content type
+        (b"POST /rummy.v1.RefereeService/Ping HTTP/1.1\r\nhost: x\r\ncontent-type: application/grpc\r\n", 415),
+        (b"POST /rummy.v1.RefereeService/Ping HTTP/1.1\r\nhost: x\r\ncontent-type: application/grpc-web+xml\r\n", 415),
+        (b"POST /rummy.v1.RefereeService/Nope HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n", 404),
+        (b"POST /rummy.v2.Other/Ping HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n", 404),
+        (b"POST /rummy.v1.RefereeService/ HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n", 404),
+        (b"GET /rummy.v1.RefereeService/SubmitMove HTTP/1.1\r\nhost: x\r\n", 405),  # GET of a POST-only method
+        (b"GET /rummy.v1.RefereeService/WatchGame?connect=v1&encoding=json&message=%7B%7D HTTP/1.1\r\n"
+         b"host: x\r\n", 405),
+        (b"PUT /rummy.v1.RefereeService/Ping HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n", 405),
+        (b"DELETE /rummy.v1.RefereeService/Ping HTTP/1.1\r\nhost: x\r\n", 405),
+        (b"POST /rummy.v1.RefereeService/Ping HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+         b"content-length: -1\r\n", 400),
+        (b"POST /rummy.v1.RefereeService/Ping HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+         b"content-length: 99999999999999999999999\r\n", 400),
+        (b"POST /rummy.v1.RefereeService/Ping HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+         b"content-length: 2\r\ncontent-length: 3\r\n", 400),
+        (b"POST /rummy.v1.RefereeService/Ping HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+         b"transfer-encoding: chunked\r\ncontent-length: 2\r\n", 400),
+        (b"POST /rummy.v1.RefereeService/Ping?x=\xff HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n", 400),
+    ],
+)
+def test_requests_of_no_method_get_the_protocol_refusal_on_a_connection_that_goes_on(
+    serve: RefereeProcess, request_bytes: bytes, status: int
+) -> None:
+    """A wrong content type (415), path (404), HTTP method (405) or framing (400): answered, no 500, and for the
+    first three the connection serves its next request."""
+    body = b"{}"
+    head = request_bytes + (b"" if b"content-length" in request_bytes else b"content-length: 2\r\n")
+    with socket.create_connection(_address(serve), timeout=20) as sock:
+        sock.sendall(head + b"\r\n" + body + _PIPELINED_PING.replace(b"host: x", b"host: x\r\nconnection: close"))
+        answer = b""
+        while data := sock.recv(65536):
+            answer += data
+    assert answer.startswith(b"HTTP/1.1 %d " % status), answer[:300]
+    if status != 400:  # (a request the parser refuses ends its connection)
+        assert answer.count(b"HTTP/1.1 200 OK") == 1, answer[:600]
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_body_over_the_limit_is_resource_exhausted_and_the_connection_goes_on(serve: RefereeProcess,
+                                                                                chunked: bool) -> None:  # fmt: skip
+    body = b'{"gameId": "' + b"x" * 300_000 + b'"}'
+    if chunked:
+        framed = b"transfer-encoding: chunked\r\n\r\n" + b"".join(
+            b"%x\r\n" % len(body[i : i + 65536]) + body[i : i + 65536] + b"\r\n" for i in range(0, len(body), 65536)
+        ) + b"0\r\n\r\n"
+    else:
+        framed = b"content-length: %d\r\n\r\n" % len(body) + body
+    with socket.create_connection(_address(serve), timeout=20) as sock:
+        sock.sendall(b"POST /rummy.v1.RefereeService/GetGame HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                     + framed + _PIPELINED_PING.replace(b"host: x", b"host: x\r\nconnection: close"))  # fmt: skip
+        answer = b""
+        while data := sock.recv(65536):
+            answer += data
+    assert answer.startswith(b"HTTP/1.1 429 "), answer[:300]
+    assert b"resource_exhausted" in answer and answer.count(b"HTTP/1.1 200 OK") == 1, answer[:600]
+
+
+@pytest.mark.parametrize("text", [b"!!!!", b"AA\xffA", b"A=AA", b"A", b"AAAAAAAAAA=A"])
+def test_grpc_web_text_that_is_no_base64_is_malformed(serve: RefereeProcess, text: bytes) -> None:
+    reply = _post(serve, SERVICE + b"Ping", text, content_type=b"application/grpc-web-text")
+    reply.body = b"".join(base64.b64decode(piece) for piece in re.findall(rb"[^=]+=*", reply.body))
+    assert reply.grpc_web_status() == ("INVALID_ARGUMENT", "MALFORMED_REQUEST"), reply.body[:300]
+
+
+def test_a_declared_body_that_never_comes_is_cut(serve: RefereeProcess) -> None:
+    """A content length far over the limit whose bytes never come: the connection is closed within the read
+    timeout (nothing is allocated for the length declared)."""
+    with socket.create_connection(_address(serve), timeout=READ_TIMEOUT_S + 20) as sock:
+        sock.sendall(b"POST /rummy.v1.RefereeService/Ping HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                     b"content-length: 999999999\r\n\r\n{}")  # fmt: skip
+        start = time.monotonic()
+        while sock.recv(65536):
+            pass
+        assert time.monotonic() - start < READ_TIMEOUT_S + 10
