@@ -121,8 +121,8 @@ class Router:
             return
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         for _, value in headers:
-            if not value.isascii():  # connectrpc reads header bytes as UTF-8 (a 500 for 0xff): as latin-1 here
-                scope = {**scope, "headers": _as_latin_1(headers)}
+            if not value.isascii():  # connectrpc reads header bytes as UTF-8 only (a 500 for 0xff)
+                scope = {**scope, "headers": _as_text(headers)}
                 break
         for key, value in scope["headers"]:
             if key == b"content-type" and value.startswith(b"application/grpc"):
@@ -141,11 +141,20 @@ class Router:
         await app(scope, receive, send)
 
 
-def _as_latin_1(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """Header values re-encoded so that connectrpc, which decodes them as UTF-8, reads what HTTP says they are:
-    latin-1 (obs-text) text. A value that is no UTF-8 (0xff in a token, a timeout) then gets the answer a bad
-    value of its header gets (BAD_TOKEN, MALFORMED_REQUEST, 415), not a UnicodeDecodeError and a 500."""
-    return [(k, v if v.isascii() else v.decode("latin-1").encode()) for k, v in headers]
+def _as_text(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """Header values that connectrpc, which decodes them as UTF-8, can read: one that is no UTF-8 (0xff in a token,
+    a timeout) re-encoded from latin-1 (HTTP's obs-text), so that it gets the answer a bad value of its header gets
+    (BAD_TOKEN, MALFORMED_REQUEST, 415), not a UnicodeDecodeError and a 500. A value in UTF-8 stays as it is: the
+    gRPC port reads metadata the same way (grpc: UTF-8, else latin-1), so a token means the same on both."""
+    return [(k, v if v.isascii() else _latin_1_unless_utf_8(v)) for k, v in headers]
+
+
+def _latin_1_unless_utf_8(value: bytes) -> bytes:
+    try:
+        value.decode()
+        return value
+    except UnicodeDecodeError:
+        return value.decode("latin-1").encode()
 
 
 #: A Connect GET answer is one URL for every caller (the token is a header) and holds the caller's view, its

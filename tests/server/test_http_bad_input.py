@@ -248,6 +248,14 @@ def test_connect_headers_that_are_no_utf8_get_the_answer_of_a_bad_value(serve: R
         assert reply.connect_error()[0] == "unimplemented"
 
 
+def test_a_header_in_utf8_is_read_as_utf8(serve: RefereeProcess) -> None:
+    """(A value that is UTF-8 is read as UTF-8, as the gRPC port reads metadata: only bytes that are no UTF-8 are
+    read as latin-1.)"""
+    reply = _post(serve, SERVICE + b"Ping", b"{}", headers="connect-protocol-version: é\r\n".encode())
+    _malformed(reply)
+    assert "got 'é'" in json.loads(reply.body)["message"], reply.body[:300]
+
+
 @pytest.mark.parametrize("header", [b"grpc-timeout: 1\xffm", b"grpc-timeout: \xff"])
 def test_a_grpc_timeout_that_is_no_utf8_is_malformed(serve: RefereeProcess, header: bytes) -> None:
     reply = _post(serve, SERVICE + b"Ping", envelope(b""), content_type=b"application/grpc-web+proto",
