@@ -12,6 +12,7 @@ referee and encodes the result, exactly as the gRPC servicer does; every failure
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -183,6 +184,8 @@ class JsonCodec:
             # orjson first: it refuses nesting over 1024 levels, where protobuf-py's reader recurses into arrays
             # without a bound (60,000 "[", a 120 KB body, overflowed the C stack: a SIGSEGV of the whole referee)
             value = orjson.loads(data) if data else {}
+            if type(value) is dict and data.count(b":") != _keys(value):
+                _no_key_twice(data)  # (a colon more than keys: a key twice, or a colon in a string)
             _one_field_each(value, message_class.DESCRIPTOR)
             if native is not None and name not in _ENUM_REQUESTS:
                 return message_class.FromString(message_from_json_value(native, value, ignore_unknown_fields=True)
@@ -194,6 +197,39 @@ class JsonCodec:
             detail = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
             what = f"the request is not a valid {message_class.DESCRIPTOR.full_name} in JSON: {detail}"
             raise malformed_request(what) from None
+
+
+def _keys(value: Any) -> int:
+    """The number of keys of every object in a JSON value (at most 1024 deep: orjson's limit)."""
+    if type(value) is dict:
+        count = len(value)
+        for item in value.values():
+            if type(item) is dict or type(item) is list:
+                count += _keys(item)
+        return count
+    count = 0
+    for item in value:
+        if type(item) is dict or type(item) is list:
+            count += _keys(item)
+    return count
+
+
+def _distinct_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key[:40]!r} is given twice in one object")
+            seen.add(key)
+    return found
+
+
+def _no_key_twice(data: bytes | bytearray) -> None:
+    """Refuse JSON with a key twice in one object (orjson and protobuf-py's reader keep the last: a request could
+    mean one thing to a client's reader and another to the referee). Called only when the body has more colons
+    than its objects have keys (each key has one; the others are in strings), so not on the common request."""
+    json.loads(data, object_pairs_hook=_distinct_keys)
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,11 +338,18 @@ class Edge:
                 raise answered from None
 
 
+#: What connectrpc answers (UNIMPLEMENTED, INTERNAL) to an enveloped body (gRPC-Web, a Connect stream) of a call
+#: with one request that holds no message or more than one, or a message flagged compressed without an encoding:
+#: the request's bytes are no request of the method, MALFORMED_REQUEST, as a body that does not decode is.
+_MALFORMED_ENVELOPES = frozenset({"unary request has zero messages", "unary request has multiple messages",
+                                  "protocol error: sent compressed message without compression support"})  # fmt: skip
+
+
 def _answered(error: Exception) -> Exception:
     """``error`` as the referee answers it: one connectrpc raised itself for a malformed request (INVALID_ARGUMENT
     without details) with the MALFORMED_REQUEST reason, any other exception through ``connect_error``."""
     if isinstance(error, ConnectError):
-        if error.code is Code.INVALID_ARGUMENT and not error.details:
+        if (error.code is Code.INVALID_ARGUMENT and not error.details) or error.message in _MALFORMED_ENVELOPES:
             return malformed_request(error.message)
         return error
     if isinstance(error, HTTPError):  # 404, 405, 415: an HTTP status and no body, as the protocol has it
@@ -325,7 +368,10 @@ class _Answering(ConnectASGIApplication[Any]):
 
     async def _read_get_request(self, endpoint: Any, codec: Any, params: dict[str, list[str]]) -> Any:
         """A Connect GET's ``base64=1`` message must be base64 (connectrpc's decoder skips what is not, reading
-        ``!!!`` as the empty message)."""
+        ``!!!`` as the empty message), and its ``connect`` parameter, when given, v1 (a POST's other
+        ``connect-protocol-version`` is refused; connectrpc served a GET of ``connect=v2`` as v1)."""
+        if params.get("connect", ("v1",))[0] != "v1":
+            raise malformed_request("the GET request's connect parameter must be 'v1'")
         if params.get("base64", ("",))[0] == "1" and not _BASE64.fullmatch(params.get("message", ("",))[0]):
             raise malformed_request("the GET request's message is not URL-safe base64")
         return await super()._read_get_request(endpoint, codec, params)
@@ -562,6 +608,7 @@ class HealthApp(_Answering):
         super().__init__(
             service=HealthConnect(health),
             endpoints=lambda svc: {"/grpc.health.v1.Health/Check": Endpoint.unary(method=method, function=svc.check)},
+            interceptors=[Edge()],  # (no admission check: the gRPC port's health is exempt too) the refusals' reason
             read_max_bytes=MAX_MESSAGE_BYTES,
             codecs=CODECS,
         )

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from grpc_health.v1._async import HealthServicer
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from server.connect_api import Admit, HealthApp, malformed_request, referee_app
@@ -118,6 +119,11 @@ class Router:
                 return
             await _respond(send, 404, [(b"content-type", b"text/plain")], b"not found\n")
             return
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        for _, value in headers:
+            if not value.isascii():  # connectrpc reads header bytes as UTF-8 only (a 500 for 0xff)
+                scope = {**scope, "headers": _as_text(headers)}
+                break
         for key, value in scope["headers"]:
             if key == b"content-type" and value.startswith(b"application/grpc"):
                 if not value.startswith(_GRPC_WEB):
@@ -133,6 +139,22 @@ class Router:
             await app(scope, receive, _uncached(send))
             return
         await app(scope, receive, send)
+
+
+def _as_text(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """Header values that connectrpc, which decodes them as UTF-8, can read: one that is no UTF-8 (0xff in a token,
+    a timeout) re-encoded from latin-1 (HTTP's obs-text), so that it gets the answer a bad value of its header gets
+    (BAD_TOKEN, MALFORMED_REQUEST, 415), not a UnicodeDecodeError and a 500. A value in UTF-8 stays as it is: the
+    gRPC port reads metadata the same way (grpc: UTF-8, else latin-1), so a token means the same on both."""
+    return [(k, v if v.isascii() else _latin_1_unless_utf_8(v)) for k, v in headers]
+
+
+def _latin_1_unless_utf_8(value: bytes) -> bytes:
+    try:
+        value.decode()
+        return value
+    except UnicodeDecodeError:
+        return value.decode("latin-1").encode()
 
 
 #: A Connect GET answer is one URL for every caller (the token is a header) and holds the caller's view, its
@@ -299,6 +321,27 @@ _HEAD_TOO_LARGE = (b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-typ
                    b"connection: close\r\ncontent-length: 33\r\n\r\nrequest line and headers too big\n")  # fmt: skip
 
 
+#: The most pipelined requests (sent before the answers to the earlier ones) a connection may have waiting; past
+#: it the referee reads no more of it until they are answered (what it sent meanwhile waits in the kernel's buffers).
+MAX_PIPELINED = 32
+#: What is handed to the HTTP parser at once: every request it completes is queued, so a read of 256 KiB of tiny
+#: pipelined requests would queue thousands before the cap above is looked at.
+_FEED_BYTES = 4096
+
+
+class _Flow(FlowControl):
+    """uvicorn's flow control, except that reading stays paused while the connection has requests enough queued
+    (``_ReadDeadline.held``): uvicorn resumes reading whenever a request's body is asked for or an answer ends."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: _ReadDeadline) -> None:
+        super().__init__(transport)
+        self.protocol = protocol
+
+    def resume_reading(self) -> None:
+        if not self.protocol.held:
+            super().resume_reading()
+
+
 class _ReadDeadline(HttpToolsProtocol):
     """uvicorn's HTTP/1.1 protocol, with a deadline for each request to arrive whole: ``read_timeout_s`` from
     the connection's start, or from the end of its last response, until the request's last body byte. uvicorn
@@ -307,13 +350,39 @@ class _ReadDeadline(HttpToolsProtocol):
     descriptor of the process that also serves gRPC and talks to Redis, for as long as it liked. A request
     being answered is never cut (a WatchGame stream lasts as long as its game). And a request's head (line and
     headers) has at most MAX_HEAD_BYTES: httptools buffers headers of any size (200 MiB of them grew the process by
-    as much), so a larger one is answered 431 and its connection closed."""
+    as much), so a larger one is answered 431 and its connection closed.
+
+    A client that pipelines (sends requests before reading the answers) has at most MAX_PIPELINED of them queued
+    (uvicorn queued every one it read), and its answers ``read_timeout_s`` to drain: once the unread ones fill the
+    connection's buffers (asyncio's high-water mark), the connection is cut if they do not drain by then. uvicorn
+    kept reading, queuing and answering a client that never read (3 GB in 30 s), and never cut it."""
 
     read_timeout_s: float = DEFAULTS.network.http_read_timeout_s
     _read_deadline: asyncio.TimerHandle | None = None
+    _write_deadline: asyncio.TimerHandle | None = None
     _head_bytes = 0  # bytes read since the request began, while its headers are not complete (-1: complete)
+    held: bytearray  # bytes read but not yet parsed: the connection has MAX_PIPELINED requests queued
 
     def data_received(self, data: bytes) -> None:
+        if not self.held and len(data) <= _FEED_BYTES and len(self.pipeline) < MAX_PIPELINED:
+            self._parse(data)  # the common case: one small request
+            return
+        self.held += data
+        self._feed()
+
+    def _feed(self) -> None:
+        """Parse what was read, a piece at a time, until MAX_PIPELINED requests are queued (then reading stops)."""
+        held = self.held
+        while held and len(self.pipeline) < MAX_PIPELINED and not self.transport.is_closing():
+            data = bytes(held[:_FEED_BYTES])
+            del held[:_FEED_BYTES]
+            self._parse(data)
+        if self.transport.is_closing():
+            held.clear()
+        elif held:
+            self.flow.pause_reading()
+
+    def _parse(self, data: bytes) -> None:
         if self._head_bytes >= 0:
             self._head_bytes += len(data)
             if self._head_bytes > MAX_HEAD_BYTES:
@@ -352,6 +421,8 @@ class _ReadDeadline(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.held = bytearray()
+        self.flow = _Flow(transport, self)
         self._arm()
 
     def on_message_complete(self) -> None:
@@ -363,9 +434,35 @@ class _ReadDeadline(HttpToolsProtocol):
         super().on_response_complete()
         if not self.transport.is_closing():
             self._arm()
+            if self.held:  # one queued request fewer: parse on, and read again once all that was read is parsed
+                self._feed()
+                if not self.held:
+                    self.flow.resume_reading()
+
+    def pause_writing(self) -> None:
+        """The answers not yet taken by the client are over asyncio's high-water mark: they have
+        ``read_timeout_s`` to drain."""
+        super().pause_writing()
+        if self._write_deadline is None and self.read_timeout_s > 0:
+            self._write_deadline = self.loop.call_later(self.read_timeout_s, self._write_expired)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._write_deadline is not None:
+            self._write_deadline.cancel()
+            self._write_deadline = None
+
+    def _write_expired(self) -> None:
+        self._write_deadline = None
+        self.held.clear()
+        self.transport.abort()  # (close would wait for the buffer to drain)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self.held.clear()
+        if self._write_deadline is not None:
+            self._write_deadline.cancel()
+            self._write_deadline = None
         super().connection_lost(exc)
 
 
@@ -401,6 +498,9 @@ class HttpServer:
             log_config=None,
             log_level=logging.WARNING,
             server_header=False,
+            # the per-address limits (server.limits) count the connection's address: no X-Forwarded-For rewrites
+            # it (uvicorn trusts that header from 127.0.0.1 by default, so a local client dodged every limit)
+            proxy_headers=False,
             timeout_graceful_shutdown=max(1, round(grace)),
             timeout_keep_alive=30,
         )
