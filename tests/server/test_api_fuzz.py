@@ -508,7 +508,7 @@ class ApiMachine(RuleBasedStateMachine):
             "other game": (bearer(self.other.tokens[seat % 2]), (C.UNAUTHENTICATED, "BAD_TOKEN")),
             "spectator": (bearer(self.g.spectator), (C.PERMISSION_DENIED, "SPECTATOR")),
             "other spectator": (bearer(self.other.spectator), (C.UNAUTHENTICATED, "BAD_TOKEN")),
-            "organizer": (bearer(ORGANIZER), (C.UNAUTHENTICATED, "BAD_TOKEN")),
+            "organizer": (bearer(ORGANIZER), (C.PERMISSION_DENIED, "ORGANIZER_NO_SEAT")),
             "none": (None, (C.UNAUTHENTICATED, "MISSING_TOKEN")),
             "basic": (f"Basic {own}", (C.UNAUTHENTICATED, "BAD_TOKEN")),
             "bearer only": ("Bearer", (C.UNAUTHENTICATED, "BAD_TOKEN")),

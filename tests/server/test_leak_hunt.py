@@ -399,7 +399,7 @@ def _every_call(client: Client, game: Game, token: str | None) -> list[tuple[str
 def test_tokens_of_another_game_a_finished_game_and_the_organizer_see_nothing_of_a_game(client: Client) -> None:
     """A seat or spectator token of game A, live or finished, is no key to game B: every RPC of B refuses it
     (UNAUTHENTICATED BAD_TOKEN), and the refusals name no card of B. The organizer token is no seat's either: it
-    gets B's replay (every card, by design), nothing else."""
+    gets B's replay (every card, by design), nothing else (PERMISSION_DENIED ORGANIZER_NO_SEAT: a valid token)."""
     other = client.create("gin", token=ORGANIZER, allow_spectators=True, seed=bytes(range(50, 82)),
                           match=rpb.MatchSettings(target_score=1))  # fmt: skip
     finished = client.create("gin", allow_spectators=True, match=rpb.MatchSettings(target_score=1))
@@ -418,7 +418,8 @@ def test_tokens_of_another_game_a_finished_game_and_the_organizer_see_nothing_of
             assert not isinstance(answer, grpc.RpcError)
         else:
             assert isinstance(answer, grpc.RpcError), f"{name} answered the organizer token: {answer}"
-            assert answer.code() == grpc.StatusCode.UNAUTHENTICATED and not cards_in(answer.details() or "")
+            assert answer.code() == grpc.StatusCode.PERMISSION_DENIED, (name, answer)
+            assert reason_of(answer) == "ORGANIZER_NO_SEAT" and not cards_in(answer.details() or "")
     assert client.view(game, game.tokens[1]).version == 0  # nothing was played by any of them
 
 
