@@ -397,6 +397,8 @@ class Referee:
     async def join_game(self, game_id: str, seat: int | None, name: str) -> tuple[int, str]:
         """Take an open seat (the lowest one when ``seat`` is None): the seat and its new token."""
         _check_name(name, required=True)
+        if seat is not None and not 0 <= seat < MAX_SEATS:  # no game has it: malformed, whatever the game
+            raise BadRequest("INVALID_SEAT", f"no seat {seat}: a game has at most {MAX_SEATS} seats")
         game = await self._load(game_id)
         if seat is not None and not 0 <= seat < len(parsed_meta(game.meta)["seats"]):
             raise BadRequest("INVALID_SEAT", f"no seat {seat} in this game")

@@ -1,5 +1,6 @@
-"""CreateGame without seats: the profile's player count (RULES.md 3: rummy-g4a is "3 by default", the others 2),
-or the `players` option's, every seat left open for JoinGame. Through the real server and a real Redis."""
+"""CreateGame and JoinGame, through the real server and a real Redis: CreateGame without seats (the profile's
+player count, RULES.md 3: rummy-g4a is "3 by default", the others 2, or the `players` option's, every seat left
+open for JoinGame); display names; the organizer token where a seat is needed; a seat number no game has."""
 
 from __future__ import annotations
 
@@ -81,3 +82,18 @@ def test_the_organizer_token_where_a_seat_is_needed_is_permission_denied(client:
         client.view(game, "not-a-token-of-anything")
     assert client.view(game, game.tokens[0]) == before
     assert client.replay(game), "the organizer still reads the replay at any time"
+
+
+def test_a_seat_number_no_game_has_is_invalid_seat_before_the_game_is_looked_up(client: Client) -> None:
+    """A malformed request is refused as that whatever the game: JoinGame's seat -1 or 6 (a game has at most 6
+    seats) is INVALID_SEAT even for a game id that does not exist (it was GAME_NOT_FOUND there)."""
+    created = _create(client, "gin")
+    for game_id in ("g_doesnotexist0000000000", created.game_id):
+        for seat in (-1, 6, 2**31 - 1):
+            with expect_error(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_SEAT"):
+                client.stub.JoinGame(rpb.JoinGameRequest(game_id=game_id, seat=seat, display_name="Eve"))
+    with expect_error(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_SEAT"):
+        client.stub.JoinGame(rpb.JoinGameRequest(game_id=created.game_id, seat=2, display_name="Eve"))  # of 2
+    with expect_error(grpc.StatusCode.NOT_FOUND, "GAME_NOT_FOUND"):
+        client.stub.JoinGame(rpb.JoinGameRequest(game_id="g_doesnotexist0000000000", seat=1, display_name="Eve"))
+    assert client.stub.JoinGame(rpb.JoinGameRequest(game_id=created.game_id, display_name="Eve")).seat == 0
