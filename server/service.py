@@ -818,6 +818,10 @@ class Referee:
     def analyze(cards: int, profile: str, overrides: Mapping[str, Any]) -> engine.HandAnalysis:
         """Minimum deadwood, the optimal arrangements, and for 11 Gin cards the discards that allow a knock."""
         engine.check_hand_size(cards)  # before the options: a bad hand is refused as such, whatever the options
+        if "knock_limit" in overrides:  # under Oklahoma: the deal's limit (its upcard's), which no hand tells
+            others = {k: v for k, v in overrides.items() if k != "knock_limit"}
+            if engine.rules_from_profile(profile or "gin", **others).oklahoma:
+                overrides = {**others, "oklahoma": False, "knock_limit": overrides["knock_limit"]}
         rules = engine.rules_from_profile(profile or "gin", **overrides)
         return engine.analyze_hand(cards, rules, MAX_ANALYSIS_ARRANGEMENTS)
 

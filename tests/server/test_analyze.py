@@ -48,3 +48,22 @@ def test_bad_hands_are_invalid_arguments(client: Client) -> None:
         _analyze(client, "AS 2S 3S 4S 5S 6S 7S 8S 9S TS JS QS")
     with expect_error(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CARD"):
         _analyze(client, "1S")
+
+
+def test_oklahoma_takes_the_deals_knock_limit_as_an_option(client: Client) -> None:
+    """RULES.md 2: under Oklahoma the knock limit of a deal is its first upcard's value, which AnalyzeHand cannot
+    know: a `knock_limit` option gives it (CreateGame refuses one with oklahoma: there the upcard sets it), and
+    without one the analysis uses 10, the highest an upcard can set."""
+    hand = "AS 2S 3S 4S 5S 6S 7H 7D 7C 4C 3D"  # 4C discarded leaves 3 deadwood, 3D 4, AS or 6S 7, ...
+    default = _analyze(client, hand, "oklahoma-gin")
+    found = {(k.card, k.deadwood) for k in default.knock_discards}
+    assert {("4C", 3), ("3D", 4), ("6S", 7), ("AS", 7)} <= found and max(d for _, d in found) <= 10
+    three = _analyze(client, hand, "oklahoma-gin", knock_limit=pb.OptionValue(int_value=3))
+    assert [(k.card, k.deadwood) for k in three.knock_discards] == [("4C", 3)]
+    gin_only = _analyze(client, hand, "oklahoma-gin", knock_limit=pb.OptionValue(int_value=0))
+    assert not gin_only.knock_discards
+    with expect_error(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTION"):
+        _analyze(client, hand, "oklahoma-gin", knock_limit=pb.OptionValue(int_value=100))
+    with expect_error(grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTION"):  # a game still refuses it
+        client.stub.CreateGame(rpb.CreateGameRequest(profile="oklahoma-gin", options={
+            "knock_limit": pb.OptionValue(int_value=3)}))  # fmt: skip

@@ -939,7 +939,8 @@ class AnalyzeHandRequest(Message[_AnalyzeHandRequestFields]):
             string profile = 2;
             ```
         options:
-            Option overrides.
+            Option overrides. Under oklahoma, `knock_limit` is the deal's limit (its first upcard's value; without it: 10,
+            the highest an upcard sets), accepted here though CreateGame refuses it.
 
             ```proto
             map<string, rummy.v1.OptionValue> options = 3;

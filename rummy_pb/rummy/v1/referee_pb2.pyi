@@ -718,7 +718,9 @@ class AnalyzeHandRequest(_message.Message):
 
     @_builtins.property
     def options(self) -> _containers.MessageMap[_builtins.str, _game_pb2.OptionValue]:
-        """Option overrides."""
+        """Option overrides. Under oklahoma, `knock_limit` is the deal's limit (its first upcard's value; without it: 10,
+        the highest an upcard sets), accepted here though CreateGame refuses it.
+        """
 
     def __init__(
         self,

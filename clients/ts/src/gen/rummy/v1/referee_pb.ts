@@ -707,7 +707,8 @@ export type AnalyzeHandRequest = Message<"rummy.v1.AnalyzeHandRequest"> & {
   profile: string;
 
   /**
-   * Option overrides.
+   * Option overrides. Under oklahoma, `knock_limit` is the deal's limit (its first upcard's value; without it: 10,
+   * the highest an upcard sets), accepted here though CreateGame refuses it.
    *
    * @generated from field: map<string, rummy.v1.OptionValue> options = 3;
    */
