@@ -61,10 +61,10 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 10.0, interval: f
 
 _DATA, _HEADERS = 0, 1
 _END_STREAM = 0x1
-_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
 
-def _read_exact(sock: socket.socket, n: int) -> bytes | None:
+def read_exact(sock: socket.socket, n: int) -> bytes | None:
     data = b""
     while len(data) < n:
         chunk = sock.recv(n - len(data))
@@ -76,11 +76,11 @@ def _read_exact(sock: socket.socket, n: int) -> bytes | None:
 
 def _read_frame(sock: socket.socket) -> tuple[int, int, int, bytes, bytes] | None:
     """One HTTP/2 frame: (type, flags, stream id, raw frame, payload), None at the end of the connection."""
-    header = _read_exact(sock, 9)
+    header = read_exact(sock, 9)
     if header is None:
         return None
     length = int.from_bytes(header[:3], "big")
-    payload = _read_exact(sock, length) if length else b""
+    payload = read_exact(sock, length) if length else b""
     if payload is None:
         return None
     stream_id = int.from_bytes(header[5:9], "big") & 0x7FFFFFFF
@@ -165,7 +165,7 @@ class H2Proxy:
     def _requests(self, pair: tuple[socket.socket, socket.socket]) -> None:
         downstream, upstream = pair
         try:
-            preface = _read_exact(downstream, len(_PREFACE))
+            preface = read_exact(downstream, len(PREFACE))
             if preface is None:
                 return
             upstream.sendall(preface)

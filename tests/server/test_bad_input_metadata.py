@@ -21,24 +21,15 @@ import pytest
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
 from server.wire import MetadataEncodingFilter
+from tests.clients.clientkit import PREFACE, read_exact
 from tests.server.refkit import GIN_KNOCK_DEAL, ORGANIZER, Client, Game, ServerThread, expect_error, move_from_text
 
 C = grpc.StatusCode
 PLACEHOLDER = b"not-utf8-QQQQ-end"
 NOT_UTF8 = b"not-utf8-\xff\xfe\xc3\x28-end"  # 0xff, 0xfe: never UTF-8; C3 28: a bad continuation byte
 assert len(PLACEHOLDER) == len(NOT_UTF8)
-_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 _HEADERS, _CONTINUATION = 1, 9
 
-
-def _read_exact(sock: socket.socket, n: int) -> bytes | None:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return data
 
 
 class RewritingProxy:
@@ -74,13 +65,13 @@ class RewritingProxy:
 
     def _requests(self, down: socket.socket, up: socket.socket) -> None:
         with contextlib.suppress(OSError):
-            preface = _read_exact(down, len(_PREFACE))
+            preface = read_exact(down, len(PREFACE))
             if preface is None:
                 return
             up.sendall(preface)
-            while (header := _read_exact(down, 9)) is not None:
+            while (header := read_exact(down, 9)) is not None:
                 length = int.from_bytes(header[:3], "big")
-                payload = _read_exact(down, length) if length else b""
+                payload = read_exact(down, length) if length else b""
                 if payload is None:
                     return
                 if header[3] in (_HEADERS, _CONTINUATION) and PLACEHOLDER in payload:

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import socket
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import grpc
 import httpx
@@ -26,26 +24,16 @@ from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from rummy_pb.rummy.v1 import referee_pb2_grpc
 from server.redis_launcher import RedisProcess
 from tests.server.refkit import reason_of, wait_for
+from tests.server.webkit import http_referee
 
-ENV = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")}
 SERVICE = "/rummy.v1.RefereeService/"
 WATCH_CAP = 300  # --watches-per-address of this module's referee (the default, 10,000, is too many to open here)
 
 
 @pytest.fixture(scope="module")
 def serve(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
-    yield from _referee(redis_server, tmp_path_factory, "abuse", "--watches-per-address", str(WATCH_CAP))
+    yield from http_referee(redis_server, tmp_path_factory, "abuse", "--watches-per-address", str(WATCH_CAP))
 
-
-def _referee(redis: RedisProcess, paths: pytest.TempPathFactory, name: str, *args: str) -> Iterator[RefereeProcess]:
-    """A `serve` process with its HTTP port, over ``redis``, with ``args`` more; stopped after."""
-    log = Path(paths.mktemp(name)) / "stderr.log"
-    process = RefereeProcess(["--http-port", "0", "--redis-url", redis.url, "--no-bots", "--grace", "1", *args],
-                             env=ENV, log=log, copy_stdout=False).start(60)  # fmt: skip
-    try:
-        yield process
-    finally:
-        process.stop(20)
 
 
 def _reason(reply: httpx.Response) -> str:
@@ -101,7 +89,7 @@ def test_deeply_nested_json_in_a_connect_get_is_malformed(serve: RefereeProcess)
 @pytest.fixture(scope="module")
 def impatient(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
     """A referee that gives a request 1 s to arrive whole."""
-    yield from _referee(redis_server, tmp_path_factory, "impatient", "--http-read-timeout", "1")
+    yield from http_referee(redis_server, tmp_path_factory, "impatient", "--http-read-timeout", "1")
 
 
 def _closed_by_server(sock: socket.socket) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import re
 import socket
 import time
@@ -23,27 +22,17 @@ from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-unty
 from clients.referee_proc import RefereeProcess
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess
-from tests.server.webkit import GRPC_CODES, envelope, envelopes, trailer_fields
+from tests.server.webkit import GRPC_CODES, envelope, envelopes, http_referee, trailer_fields
 
-ENV = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")}
 SERVICE = b"/rummy.v1.RefereeService/"
 READ_TIMEOUT_S = 2
 
-
-def _referee(redis: RedisProcess, paths: pytest.TempPathFactory, name: str, *args: str) -> Iterator[RefereeProcess]:
-    log = Path(paths.mktemp(name)) / "stderr.log"
-    process = RefereeProcess(["--http-port", "0", "--redis-url", redis.url, "--no-bots", "--grace", "1", *args],
-                             env=ENV, log=log, copy_stdout=False).start(60)  # fmt: skip
-    try:
-        yield process
-    finally:
-        process.stop(20)
 
 
 @pytest.fixture(scope="module")
 def serve(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
     """A referee that gives a request READ_TIMEOUT_S to arrive whole (and its answers as long to drain)."""
-    yield from _referee(redis_server, tmp_path_factory, "badhttp", "--http-read-timeout", str(READ_TIMEOUT_S))
+    yield from http_referee(redis_server, tmp_path_factory, "badhttp", "--http-read-timeout", str(READ_TIMEOUT_S))
 
 
 @pytest.fixture(autouse=True)
@@ -339,7 +328,8 @@ def test_a_watch_of_one_message_is_served(serve: RefereeProcess, game: tuple[str
 @pytest.fixture(scope="module")
 def strict(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
     """A referee that lets an address make 5 calls at once, then one a second."""
-    yield from _referee(redis_server, tmp_path_factory, "strict", "--requests-per-second", "1", "--request-burst", "5")
+    yield from http_referee(redis_server, tmp_path_factory, "strict", "--requests-per-second", "1",
+                            "--request-burst", "5")
 
 
 @pytest.mark.parametrize("header", ["x-forwarded-for", "x-real-ip", "forwarded"])

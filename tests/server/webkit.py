@@ -7,18 +7,23 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
 import httpx
+import pytest
 from google.protobuf import json_format
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
+from clients.referee_proc import RefereeProcess
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.redis_launcher import RedisProcess
 
 M = TypeVar("M", bound=Message)
 SERVICE = "rummy.v1.RefereeService"
@@ -29,6 +34,20 @@ GRPC_CODES = {0: "OK", 1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 4: "
               10: "ABORTED", 11: "OUT_OF_RANGE", 12: "UNIMPLEMENTED", 13: "INTERNAL", 14: "UNAVAILABLE",
               15: "DATA_LOSS", 16: "UNAUTHENTICATED"}  # fmt: skip
 
+
+#: The environment of the referees these kits start: no Redis or organizer token of the caller's.
+ENV = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RUMMY_ORGANIZER_TOKEN")}
+
+
+def http_referee(redis: RedisProcess, paths: pytest.TempPathFactory, name: str, *args: str) -> Iterator[RefereeProcess]:
+    """A `serve` process with its HTTP port, over ``redis``, with ``args`` more; stopped after (a fixture's body)."""
+    log = Path(paths.mktemp(name)) / "stderr.log"
+    process = RefereeProcess(["--http-port", "0", "--redis-url", redis.url, "--no-bots", "--grace", "1", *args],
+                             env=ENV, log=log, copy_stdout=False).start(60)  # fmt: skip
+    try:
+        yield process
+    finally:
+        process.stop(20)
 
 @dataclass
 class Answer:
