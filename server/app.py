@@ -174,7 +174,7 @@ def build_referee(
         try:
             http = HttpServer(app, net.host, net.http_port, grace=net.grace_s,
                               ssl_context=tls.ssl_context() if tls is not None else None,
-                              read_timeout_s=net.http_read_timeout_s)  # fmt: skip
+                              read_timeout_s=net.http_read_timeout_s, trusted_proxies=net.trusted_proxies)  # fmt: skip
         except OSError as exc:  # the port was taken between the check and now
             raise StartupError(
                 f"cannot listen on {net.host}:{net.http_port} (HTTP): {exc.strerror or exc}"

@@ -316,6 +316,15 @@ def _parser() -> argparse.ArgumentParser:
         f"the connection is closed (slow or silent clients; default: {_D.network.http_read_timeout_s:g}; 0: none)",
     )
     serve.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="ADDRESS",
+        help="a reverse proxy in front of the HTTP port (an IP address or a network, e.g. 127.0.0.1 or 10.0.0.0/8; "
+        "repeatable): its X-Forwarded-For names the client, whom the per-address limits then count (default: "
+        "none; the header is ignored, every call counts as the connection's address)",
+    )
+    serve.add_argument(
         "--max-connection-age",
         type=_age,
         default=_D.network.max_connection_age_s,
@@ -483,7 +492,7 @@ def settings_from_args(args: argparse.Namespace, redis_url: str | None = None) -
             host=args.host, port=args.port, http_port=None if args.no_http else args.http_port,
             cors_origins=tuple(args.cors_origin), max_connection_age_s=args.max_connection_age,
             max_connection_age_grace_s=args.max_connection_age_grace, grace_s=args.grace,
-            http_read_timeout_s=args.http_read_timeout,
+            http_read_timeout_s=args.http_read_timeout, trusted_proxies=tuple(args.trusted_proxy),
             metrics_port=args.metrics_port, log_format=args.log_format, tls_cert=args.tls_cert,
             tls_key=args.tls_key, tls_client_ca=args.tls_client_ca,
         ),

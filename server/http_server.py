@@ -23,7 +23,7 @@ import re
 import socket
 import ssl
 import struct
-from collections.abc import Awaitable, Callable, Generator, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Generator, Iterable, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -481,11 +481,12 @@ class _Uvicorn(uvicorn.Server):
 class HttpServer:
     """uvicorn serving ``app`` on a socket bound at construction (port 0: a free one), in the running loop; over
     TLS with ``ssl_context`` (server.tls: the gRPC port's certificate, key and client CA), else plaintext.
-    ``read_timeout_s``: the time a request has to arrive whole (else its connection is closed: _ReadDeadline)."""
+    ``read_timeout_s``: the time a request has to arrive whole (else its connection is closed: _ReadDeadline).
+    ``trusted_proxies``: the addresses (or networks) whose X-Forwarded-For is believed (none: it is ignored)."""
 
     def __init__(
         self, app: ASGIApp, host: str, port: int, *, grace: float = 10.0, ssl_context: ssl.SSLContext | None = None,
-        read_timeout_s: float = DEFAULTS.network.http_read_timeout_s,
+        read_timeout_s: float = DEFAULTS.network.http_read_timeout_s, trusted_proxies: Sequence[str] = (),
     ) -> None:
         self.socket = _bind(host, port)
         self.host = host
@@ -499,8 +500,10 @@ class HttpServer:
             log_level=logging.WARNING,
             server_header=False,
             # the per-address limits (server.limits) count the connection's address: no X-Forwarded-For rewrites
-            # it (uvicorn trusts that header from 127.0.0.1 by default, so a local client dodged every limit)
-            proxy_headers=False,
+            # it (uvicorn trusts that header from 127.0.0.1 by default, so a local client dodged every limit),
+            # unless it comes from a proxy the operator named
+            proxy_headers=bool(trusted_proxies),
+            forwarded_allow_ips=list(trusted_proxies) or None,
             timeout_graceful_shutdown=max(1, round(grace)),
             timeout_keep_alive=30,
         )

@@ -97,6 +97,7 @@ class NetworkSettings:
     max_connection_age_s: float = 300.0  # clients are asked (GOAWAY) to reconnect after this long (0: never)
     max_connection_age_grace_s: float = 30.0  # the calls in flight then get this long
     http_read_timeout_s: float = 30.0  # an HTTP request must arrive whole this soon, else its connection closes
+    trusted_proxies: tuple[str, ...] = ()  # reverse proxies whose X-Forwarded-For names the HTTP client (IPs, CIDRs)
     grace_s: float = 10.0  # calls in flight get this long to finish at shutdown (``--grace``)
     health_interval_s: float = 0.5  # between two pings of Redis for the health service (no flag)
     health_ping_timeout_s: float = 1.0  # one such ping (no flag)

@@ -504,3 +504,24 @@ def test_a_declared_body_that_never_comes_is_cut(serve: RefereeProcess) -> None:
         while sock.recv(65536):
             pass
         assert time.monotonic() - start < READ_TIMEOUT_S + 10
+
+
+@pytest.fixture(scope="module")
+def proxied(redis_server: RedisProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RefereeProcess]:
+    """The strict referee behind a trusted reverse proxy on 127.0.0.1 (`--trusted-proxy`)."""
+    yield from http_referee(redis_server, tmp_path_factory, "proxied", "--requests-per-second", "1",
+                            "--request-burst", "5", "--trusted-proxy", "127.0.0.1")
+
+
+def test_behind_a_trusted_proxy_the_limits_count_the_client_it_names(proxied: RefereeProcess) -> None:
+    """An operator's reverse proxy (nginx on the referee's host) sends every client's calls from its own address:
+    with `--trusted-proxy` naming it, the per-address limits count the client its X-Forwarded-For names (each
+    of 20 clients its own 5 calls at once), and one client still gets its limit; without the option (the test
+    above) the header is ignored."""
+    with httpx.Client(base_url=f"http://{proxied.http_address}", timeout=30) as http:
+        spread = [http.post("/rummy.v1.RefereeService/Ping", json={}, headers={"x-forwarded-for": f"10.9.0.{i}"})
+                  .status_code for i in range(20)]  # fmt: skip
+        one = [http.post("/rummy.v1.RefereeService/Ping", json={}, headers={"x-forwarded-for": "10.9.1.1"})
+               .status_code for _ in range(20)]  # fmt: skip
+    assert spread == [200] * 20, spread
+    assert one.count(429) >= 10, one

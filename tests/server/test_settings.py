@@ -228,7 +228,7 @@ def test_every_flag_of_serve_lands_in_its_setting(tmp_path: Path) -> None:
         "--tls-cert": [str(tmp_path / "c.pem")], "--tls-key": [str(tmp_path / "k.pem")],
         "--tls-client-ca": [str(tmp_path / "ca.pem")], "--no-bots": [], "--bot-seats": ["31"],
         "--bot-lease": ["3.2"], "--bot-poll": ["3.3"], "--http-read-timeout": ["3.4"],
-        "--watches-per-address": ["35"],
+        "--watches-per-address": ["35"], "--trusted-proxy": ["10.0.0.0/8"],
     }  # fmt: skip
     parser = _parser()
     serve = next(a for a in parser._subparsers._group_actions if a.dest == "command").choices["serve"]  # type: ignore[union-attr]
@@ -245,6 +245,7 @@ def test_every_flag_of_serve_lands_in_its_setting(tmp_path: Path) -> None:
         network=NetworkSettings(host="0.0.0.0", port=6001, http_port=None,
                                 cors_origins=("http://a.example", "http://b.example"), max_connection_age_s=27.0,
                                 max_connection_age_grace_s=2.8, grace_s=2.6, http_read_timeout_s=3.4,
+                                trusted_proxies=("10.0.0.0/8",),
                                 metrics_port=6003, log_format="json",
                                 tls_cert=tmp_path / "c.pem", tls_key=tmp_path / "k.pem",
                                 tls_client_ca=tmp_path / "ca.pem"),
