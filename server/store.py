@@ -48,7 +48,7 @@ from redis.crc import key_slot
 from server import deadlines
 from server.clocks import INDEX_SCRIPT, shard_keys, shard_of
 from server.gamelog import LogEntry, decode_entry, encode_entry, event_payload
-from server.hotpath import ClusterHotPath, CommitPacker, HotPath, NotSent
+from server.hotpath import ClusterHotPath, CommitPacker, HotPath, NotSent, Refused
 from server.ports import END_OF_VERSION, Position
 from server.ports import CommitResult as CommitResult  # (re-exported: the adapter's own tests use them from here)
 from server.ports import StoredEvent as StoredEvent
@@ -579,8 +579,8 @@ class GameStore:
                 async with _redis_errors(timeout_s):
                     reply = await self._commit(keys=keys, args=args)
         except StoreUnavailable as exc:
-            if isinstance(exc.__cause__, NotSent):
-                raise  # never written: not applied
+            if isinstance(exc.__cause__, NotSent | Refused):
+                raise  # never written, or refused by Redis unrun (-LOADING, -BUSY, -OOM, ...): not applied
             settled = await self._settle(game_id, base_version, commit_id, fence, exc)
             if self.wait_replicas:  # applied after all: answered as done only once the replicas have it too
                 await self.wait_replicated(game_id, settled.version)
