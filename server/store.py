@@ -400,9 +400,11 @@ class GameStore:
         await self.client.aclose()
 
     async def ping(self, timeout_s: float | None = None) -> None:
-        """Raise StoreUnavailable unless Redis answers (within ``timeout_s``, by default the storage timeout); it
-        reads Redis's clock, so the commit fence's offset is measured again."""
+        """Raise StoreUnavailable unless Redis answers (within ``timeout_s``, by default the storage timeout) a
+        PING, which a Redis still loading its data refuses (-LOADING; TIME it answers); then it reads Redis's clock,
+        so the commit fence's offset is measured again."""
         async with _redis_errors(timeout_s or self.op_timeout_s):
+            await self.client.ping()
             await self._measure_clock()
 
     async def shard_health(self, timeout_s: float | None = None) -> dict[str, bool] | None:
