@@ -117,3 +117,4 @@ def test_a_redis_loading_its_append_only_file_is_unavailable_then_play_resumes_w
         client.close()
         direct.close()
         server.stop()
+
