@@ -7,6 +7,8 @@ moves get UNAVAILABLE and nothing is half-written; play resumes when it is back"
 
 from __future__ import annotations
 
+import contextlib
+import io
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,9 +16,11 @@ from pathlib import Path
 import grpc
 import pytest
 import redis
-from grpc_health.v1 import health_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
+from server.cli import main
+from server.grpc_api import SERVICE_NAME, STORAGE_SERVICE
 from server.redis_launcher import RedisProcess, start_redis
 from tests.clients.clientkit import ServerProcess
 from tests.server.refkit import (
@@ -24,7 +28,6 @@ from tests.server.refkit import (
     ORGANIZER,
     Client,
     expect_error,
-    health_status,
     md,
     move_from_text,
     retry_unavailable,
@@ -45,6 +48,25 @@ def slow_loading(tmp_path: Path) -> Iterator[RedisProcess]:
         yield process
     finally:
         process.stop()
+
+
+def _health(address: str) -> tuple[int | None, ...]:
+    """The status of "" (what a load balancer checks), of the referee's service and of its storage."""
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        statuses: list[int | None] = []
+        for service in ("", SERVICE_NAME, STORAGE_SERVICE):
+            try:
+                statuses.append(stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=5).status)
+            except grpc.RpcError:
+                statuses.append(None)
+    return tuple(statuses)
+
+
+def _health_cli(address: str) -> int:
+    """`rummy-referee health --address ADDRESS --service rummy.v1.RefereeService/storage`: its exit code."""
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        return main(["health", "--address", address, "--service", STORAGE_SERVICE])
 
 
 def _loading(direct: redis.Redis) -> bool:
@@ -98,13 +120,16 @@ def test_a_redis_loading_its_append_only_file_is_unavailable_then_play_resumes_w
             client.view(game, game.tokens[1])
         with expect_error(grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE"):
             client.create("gin")
-        wait_for(lambda: health_status(server.address) == NOT_SERVING or not _loading(direct),
+        wait_for(lambda: _health(server.address) == (NOT_SERVING,) * 3 or not _loading(direct),
                  "health NOT_SERVING while Redis loads", 60)  # fmt: skip
+        cli_exit = _health_cli(server.address)
         assert _loading(direct), "Redis finished loading before the test saw it all: load more filler"
+        assert cli_exit == 1
 
         thread.join(120)
         assert restarted == [None], restarted
-        wait_for(lambda: health_status(server.address) == SERVING, "health SERVING once Redis has loaded", 60)
+        wait_for(lambda: _health(server.address) == (SERVING,) * 3, "health SERVING once Redis has loaded", 60)
+        assert _health_cli(server.address) == 0
         assert direct.hget(f"game:{{{game.game_id}}}", "version") == b"1"  # the refused knock changed nothing
         resent_draw = retry_unavailable(lambda: client.stub.SubmitMove(draw, metadata=md(game.tokens[1]), timeout=30))
         assert resent_draw.SerializeToString(deterministic=True) == first.SerializeToString(deterministic=True)
