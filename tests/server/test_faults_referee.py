@@ -11,6 +11,7 @@ each acknowledgement reads its feed again from its cursor" (no gap, no duplicate
 from __future__ import annotations
 
 import random
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -60,15 +61,18 @@ def _send_until_answered(client: Client, request: rpb.SubmitMoveRequest, token: 
             time.sleep(0.05)
 
 
-def test_a_referee_killed_with_commits_in_flight_leaves_every_game_whole_and_each_resend_applied_once(
-    private_redis: RedisProcess, pair: tuple[ServerProcess, ServerProcess]
+@pytest.mark.parametrize("fault", ["SIGKILL", "SIGSTOP"])
+def test_a_referee_killed_or_paused_with_commits_in_flight_leaves_every_game_whole_and_each_resend_applied_once(
+    private_redis: RedisProcess, pair: tuple[ServerProcess, ServerProcess], fault: str
 ) -> None:
-    """Six games played as fast as they go through referee A, which is SIGKILLed mid-play: the move each game had
-    in flight (sent to A, answered by nobody) is resent with its request_id to referee B until answered, and the
-    games go on there. Then each game's version is the number of moves answered, its log holds each answered
-    move once, in order (the replay's events are the answers' events), and every request resent to B once more
-    gets its first answer byte for byte, including the answers A gave before it died."""
+    """Six games played as fast as they go through referee A, which is SIGKILLed (or SIGSTOPped: paused, its calls
+    past their deadline) mid-play: the move each game had in flight (sent to A, answered by nobody) is resent with
+    its request_id to referee B until answered, and the games go on there. Then (a paused A let go on again first,
+    with whatever it had read meanwhile) each game's version is the number of moves answered, its log holds each
+    answered move once, in order (the replay's events are the answers' events), and every request resent to B
+    once more (and to A, when it lives) gets its first answer byte for byte, including the answers A gave before."""
     a, b = pair
+    a_timeout = 30 if fault == "SIGKILL" else 8  # a paused referee answers no call: its callers give up
     to_a, to_b = Client(a.address), Client(b.address)
     direct = redis.Redis.from_url(private_redis.url)
     killed = threading.Event()
@@ -96,7 +100,7 @@ def test_a_referee_killed_with_commits_in_flight_leaves_every_game_whole_and_eac
                         after_kill += 1
                     else:
                         try:
-                            answer = to_a.stub.SubmitMove(request, metadata=md(token), timeout=30)
+                            answer = to_a.stub.SubmitMove(request, metadata=md(token), timeout=a_timeout)
                         except grpc.RpcError:
                             assert killed.is_set(), "referee A refused a move before it was killed"
                             cut.append(game.game_id)
@@ -112,12 +116,21 @@ def test_a_referee_killed_with_commits_in_flight_leaves_every_game_whole_and_eac
         wait_for(lambda: min(counts) >= 5 or bool(errors), "every game played moves through referee A", 60)
         assert not errors, errors
         killed.set()  # (first: a move refused by A from now on is one it had in flight)
-        a.kill()  # mid-play: commits of several games are in flight
-        for t in threads:
-            t.join(120)
+        assert a.process is not None
+        if fault == "SIGKILL":
+            a.kill()  # mid-play: commits of several games are in flight
+        else:
+            a.process.send_signal(signal.SIGSTOP)
+        try:
+            for t in threads:
+                t.join(120)
+        finally:
+            if fault == "SIGSTOP":
+                a.process.send_signal(signal.SIGCONT)
         assert not any(t.is_alive() for t in threads), "a game's player never finished"
         assert not errors, errors
-        print(f"moves answered: {sum(counts)}; in flight to the killed referee: {len(cut)}")
+        survivors = [to_b] if fault == "SIGKILL" else [to_b, to_a]
+        print(f"moves answered: {sum(counts)}; in flight to referee A at the fault: {len(cut)}")
 
         for game in games:
             mine = answered[game.game_id]
@@ -129,9 +142,10 @@ def test_a_referee_killed_with_commits_in_flight_leaves_every_game_whole_and_eac
             stored = [(e.version, e.index, e.kind, e.seat) for page in to_b.replay(game) for e in page.events
                       if e.version]  # fmt: skip
             assert stored == [(e.version, e.index, e.kind, e.seat) for _, _, answer in mine for e in answer.events]
-            for request, token, answer in mine:  # every answer again, from the surviving referee
-                again = to_b.stub.SubmitMove(request, metadata=md(token), timeout=30)
-                assert again.SerializeToString(deterministic=True) == answer.SerializeToString(deterministic=True)
+            for request, token, answer in mine:  # every answer again, from each living referee
+                for referee in survivors:
+                    again = _send_until_answered(referee, request, token)
+                    assert again.SerializeToString(deterministic=True) == answer.SerializeToString(deterministic=True)
             assert to_b.view(game, game.tokens[0]).version == version  # and nothing applied by the resends
     finally:
         killed.set()
