@@ -98,9 +98,17 @@ class NotSent(rexc.ConnectionError):
     """No connection to Redis could be made: the command was never written (so it cannot have been applied)."""
 
 
-def _reply_error(error: rexc.ResponseError) -> rexc.ResponseError:
+class Refused(rexc.ResponseError):
+    """An error reply (LOADING, BUSY, OOM, MISCONF, ...) to the command's first and only send: Redis refused that
+    command without running it, so it cannot have been applied. An error reply to a resend after a lost
+    connection stays a plain ResponseError: the first send may have run."""
+
+
+def _reply_error(error: rexc.ResponseError, *, first_send: bool = False) -> rexc.ResponseError:
     # the one error reply the store handles by its type: a Redis restarted without its script cache
-    return rexc.NoScriptError(*error.args) if str(error).startswith("NOSCRIPT") else error
+    if str(error).startswith("NOSCRIPT"):
+        return rexc.NoScriptError(*error.args)
+    return Refused(*error.args) if first_send else error
 
 
 _ASKING = resp(("ASKING",))
@@ -222,7 +230,8 @@ class HotPath:
         asking: bool = False,
         packed: bytes | None = None,
     ) -> Any:
-        """Send one command and return its reply; a ResponseError reply is raised. ``ConnectionError`` when Redis
+        """Send one command and return its reply; a ResponseError reply is raised (``Refused`` when it answers the
+        command's first send: then it did not run). ``ConnectionError`` when Redis
         cannot be reached (``NotSent`` when the command was not written at all), ``TimeoutError`` when it does
         not answer within ``timeout_s`` (Redis is hung: the connection is cut) or within ``wait_s`` when that is
         shorter (the caller's deadline; the connection stays). ``route`` (the key whose node runs the command) is
@@ -252,7 +261,7 @@ class HotPath:
                     raise rexc.ConnectionError(str(exc)) from exc
                 continue
             if isinstance(reply, rexc.ResponseError):
-                raise _reply_error(reply)
+                raise _reply_error(reply, first_send=attempt == 1)
             return reply
         raise AssertionError("unreachable")
 
@@ -284,9 +293,10 @@ class HotPath:
                 if attempt == 2:
                     raise rexc.ConnectionError(str(exc)) from exc
                 continue
-            for reply in done:
-                if isinstance(reply, rexc.ResponseError):
-                    raise _reply_error(reply)
+            if isinstance(done[0], rexc.ResponseError):
+                raise _reply_error(done[0])  # (the second may have run)
+            if isinstance(done[1], rexc.ResponseError):
+                raise _reply_error(done[1], first_send=attempt == 1)
             return done[1]
         raise AssertionError("unreachable")
 

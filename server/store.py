@@ -48,7 +48,7 @@ from redis.crc import key_slot
 from server import deadlines
 from server.clocks import INDEX_SCRIPT, shard_keys, shard_of
 from server.gamelog import LogEntry, decode_entry, encode_entry, event_payload
-from server.hotpath import ClusterHotPath, CommitPacker, HotPath, NotSent
+from server.hotpath import ClusterHotPath, CommitPacker, HotPath, NotSent, Refused
 from server.ports import END_OF_VERSION, Position
 from server.ports import CommitResult as CommitResult  # (re-exported: the adapter's own tests use them from here)
 from server.ports import StoredEvent as StoredEvent
@@ -400,9 +400,11 @@ class GameStore:
         await self.client.aclose()
 
     async def ping(self, timeout_s: float | None = None) -> None:
-        """Raise StoreUnavailable unless Redis answers (within ``timeout_s``, by default the storage timeout); it
-        reads Redis's clock, so the commit fence's offset is measured again."""
+        """Raise StoreUnavailable unless Redis answers (within ``timeout_s``, by default the storage timeout) a
+        PING, which a Redis still loading its data refuses (-LOADING; TIME it answers); then it reads Redis's clock,
+        so the commit fence's offset is measured again."""
         async with _redis_errors(timeout_s or self.op_timeout_s):
+            await self.client.ping()
             await self._measure_clock()
 
     async def shard_health(self, timeout_s: float | None = None) -> dict[str, bool] | None:
@@ -579,8 +581,8 @@ class GameStore:
                 async with _redis_errors(timeout_s):
                     reply = await self._commit(keys=keys, args=args)
         except StoreUnavailable as exc:
-            if isinstance(exc.__cause__, NotSent):
-                raise  # never written: not applied
+            if isinstance(exc.__cause__, NotSent | Refused):
+                raise  # never written, or refused by Redis unrun (-LOADING, -BUSY, -OOM, ...): not applied
             settled = await self._settle(game_id, base_version, commit_id, fence, exc)
             if self.wait_replicas:  # applied after all: answered as done only once the replicas have it too
                 await self.wait_replicated(game_id, settled.version)

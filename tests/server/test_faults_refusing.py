@@ -19,7 +19,7 @@ import redis
 from grpc_health.v1 import health_pb2
 
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
-from server.redis_launcher import RedisProcess
+from server.redis_launcher import RedisProcess, start_redis
 from server.storage_errors import StoreUnavailable
 from server.store import GameStore, connect, game_key, log_key
 from tests.clients.clientkit import ServerProcess
@@ -68,6 +68,68 @@ def test_a_redis_out_of_memory_refuses_writes_unavailable_and_a_refused_move_cha
         direct.close()
 
 
+@pytest.fixture
+def reconfigurable(tmp_path: Path) -> Iterator[RedisProcess]:
+    """A Redis of the test's own whose ``dir`` CONFIG SET may change (a protected config)."""
+    process = start_redis(tmp_path / "redis", appendfsync="always", extra_args=["--enable-protected-configs", "yes"])
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+def _bgsave_status(direct: redis.Redis, status: str) -> bool:
+    info = direct.info("persistence")
+    return not int(info["rdb_bgsave_in_progress"]) and info["rdb_last_bgsave_status"] == status
+
+
+def test_a_redis_that_cannot_persist_refuses_writes_unavailable_is_not_serving_and_a_refused_move_changes_nothing(
+    reconfigurable: RedisProcess, tmp_path: Path
+) -> None:
+    """Redis's snapshot fails (its directory is gone), and with ``stop-writes-on-bgsave-error`` (the default) it
+    refuses every write (and PING) with MISCONF until a snapshot succeeds again: moves and creations are
+    UNAVAILABLE STORAGE_UNAVAILABLE and change nothing, reads go on, health is NOT_SERVING; once it can persist
+    again, health is SERVING and the refused move's resend is applied once."""
+    server = ServerProcess(reconfigurable.url, log_dir=tmp_path, args=["--no-bots"])
+    server.start()
+    client = Client(server.address)
+    direct = redis.Redis.from_url(reconfigurable.url)
+    gone = tmp_path / "gone"
+    try:
+        game = client.create("gin")
+        request = rpb.SubmitMoveRequest(game_id=game.game_id, move=DRAW, request_id="draw-1")
+        wait_for(lambda: health_status(server.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING")
+        gone.mkdir()
+        direct.config_set("save", "3600 1")
+        direct.config_set("dir", str(gone))
+        gone.rmdir()
+        direct.bgsave()
+        wait_for(lambda: _bgsave_status(direct, "err"), "saw the snapshot fail")
+        try:
+            with expect_error(UNAVAILABLE, "STORAGE_UNAVAILABLE"):
+                client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
+            with expect_error(UNAVAILABLE, "STORAGE_UNAVAILABLE"):
+                client.create("gin")
+            assert client.view(game, game.tokens[1]).version == 0  # reads still work
+            wait_for(lambda: health_status(server.address) == health_pb2.HealthCheckResponse.NOT_SERVING,
+                     "NOT_SERVING while Redis cannot persist")  # fmt: skip
+            assert direct.hget(game_key(game.game_id), "version") == b"0"
+            assert direct.llen(log_key(game.game_id)) == 1
+        finally:
+            direct.config_set("dir", str(reconfigurable.data_dir))
+            direct.bgsave()
+        wait_for(lambda: _bgsave_status(direct, "ok"), "saw a snapshot succeed again")
+        wait_for(lambda: health_status(server.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING again")
+        resent = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
+        again = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
+        assert resent.version == again.version == 1
+        assert direct.llen(log_key(game.game_id)) == 2
+    finally:
+        client.close()
+        direct.close()
+        server.stop()
+
+
 def _busy(url: str, done: threading.Event) -> None:
     """Keep Redis busy with a script that loops until SCRIPT KILL."""
     with redis.Redis.from_url(url) as r:
@@ -95,9 +157,8 @@ def test_a_redis_busy_with_a_long_script_is_not_serving_and_unavailable_then_ser
             wait_for(lambda: health_status(served.address) == health_pb2.HealthCheckResponse.NOT_SERVING, "NOT_SERVING")
             with expect_error(UNAVAILABLE):
                 client.view(game, game.tokens[1])
-            with pytest.raises(grpc.RpcError) as failed:
+            with expect_error(UNAVAILABLE, "STORAGE_UNAVAILABLE"):  # refused unrun: not applied, never will be
                 client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
-            assert failed.value.code() == UNAVAILABLE, failed.value.details()
         finally:
             _kill_script(direct, killed)
         wait_for(lambda: health_status(served.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING again")
