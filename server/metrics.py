@@ -300,10 +300,10 @@ class ObserveInterceptor(_Interceptor):
                 except BaseException as exc:
                     failed = exc
                     raise
-                finally:
+                finally:  # counted before the gauge falls: who sees it fall sees the call counted too
+                    count(context, failed, start)
                     if streams is not None:
                         streams.dec()
-                    count(context, failed, start)
 
             behavior = streamed
         else:
