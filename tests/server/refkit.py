@@ -264,15 +264,15 @@ def wait_for(condition: Callable[[], bool], what: str, seconds: float = 30.0) ->
         time.sleep(0.05)
 
 
-def retry_unavailable(call: Callable[[], T], seconds: float = 30.0) -> T:
-    """``call`` until it stops failing UNAVAILABLE (Redis has just come back); after ``seconds``, its failure is
-    the test's."""
+def retry_unavailable(call: Callable[[], T], seconds: float = 30.0, also: tuple[grpc.StatusCode, ...] = ()) -> T:
+    """``call`` until it stops failing UNAVAILABLE (Redis has just come back; or with a status of ``also``), sent
+    again as the SDK does; after ``seconds``, its failure is the test's."""
     deadline = time.monotonic() + seconds
     while True:
         try:
             return call()
         except grpc.RpcError as exc:
-            if exc.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+            if (exc.code() != grpc.StatusCode.UNAVAILABLE and exc.code() not in also) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 import signal
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from server.redis_launcher import RedisProcess
 from server.store import game_key, log_key
 from tests.clients.clientkit import ServerProcess
 from tests.server import refkit
-from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, md, wait_for
+from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, md, retry_unavailable, wait_for
 
 Position = tuple[int, int]
 GAMES = 6
@@ -47,18 +46,11 @@ def pair(private_redis: RedisProcess, tmp_path: Path) -> Iterator[tuple[ServerPr
         b.stop()
 
 
+
 def _send_until_answered(client: Client, request: rpb.SubmitMoveRequest, token: str) -> rpb.SubmitMoveResponse:
-    """The move sent to ``client``'s referee until it answers (UNAVAILABLE: sent again, as the SDK does)."""
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            answer: rpb.SubmitMoveResponse = client.stub.SubmitMove(request, metadata=md(token), timeout=10)
-            return answer
-        except grpc.RpcError as exc:
-            assert exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED), (
-                exc.code(), exc.details())  # fmt: skip
-            assert time.monotonic() < deadline, "the resend was never answered"
-            time.sleep(0.05)
+    """The move sent to ``client``'s referee until it answers (UNAVAILABLE, DEADLINE_EXCEEDED: sent again)."""
+    return retry_unavailable(lambda: client.stub.SubmitMove(request, metadata=md(token), timeout=10), 60,
+                             also=(grpc.StatusCode.DEADLINE_EXCEEDED,))  # fmt: skip
 
 
 @pytest.mark.parametrize("fault", ["SIGKILL", "SIGSTOP"])

@@ -7,6 +7,7 @@ import random
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import grpc
@@ -144,7 +145,9 @@ def test_redis_killed_under_concurrent_moves_loses_no_acknowledged_one_and_appli
                             assert exc.code() == grpc.StatusCode.UNAVAILABLE, (exc.code(), exc.details())
                             reason = reason_of(exc)
                             if reason == "COMMIT_OUTCOME_UNKNOWN":  # the same request_id until answered
-                                answer = _resend_until_answered(client, request, token)
+                                answer = refkit.retry_unavailable(
+                                    partial(client.stub.SubmitMove, request, metadata=md(token), timeout=30), 60
+                                )
                                 break
                             assert reason == "STORAGE_UNAVAILABLE", reason
                             refused.append(game.game_id)
@@ -189,14 +192,3 @@ def test_redis_killed_under_concurrent_moves_loses_no_acknowledged_one_and_appli
         direct.close()
         server.stop()
 
-
-def _resend_until_answered(client: Client, request: rpb.SubmitMoveRequest, token: str) -> rpb.SubmitMoveResponse:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            answer: rpb.SubmitMoveResponse = client.stub.SubmitMove(request, metadata=md(token), timeout=30)
-            return answer
-        except grpc.RpcError as exc:
-            assert exc.code() == grpc.StatusCode.UNAVAILABLE, (exc.code(), exc.details())
-            assert time.monotonic() < deadline, "the resend was never answered"
-            time.sleep(0.05)
