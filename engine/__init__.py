@@ -60,6 +60,7 @@ from engine.moves import (
     move_from_dict,
     move_text,
     move_to_dict,
+    named_twice,
     parse_move,
 )
 from engine.options import GIN, OPTION_NAMES, PROFILES, RUMMY, GameKind, Rules, find_profile, rules_from_profile
@@ -109,8 +110,8 @@ __all__ = [
     "best_arrangement", "best_declaration", "card_int", "card_mask", "card_text", "card_texts", "cards_of",
     "check_cards", "check_hand_size", "config_from_dict", "config_to_dict", "deal_from_order", "event_for", "excerpt",
     "extends", "find_profile", "knock_discards", "legal_moves", "mask_of", "mask_text", "mask_value", "meld_kind",
-    "meldable", "min_deadwood", "min_deadwood11", "move_from_dict", "move_text", "move_to_dict", "new_game",
-    "new_game_with_events", "parse_card", "parse_cards", "parse_move", "progress_to_dict", "random_seed",
+    "meldable", "min_deadwood", "min_deadwood11", "move_from_dict", "move_text", "move_to_dict", "named_twice",
+    "new_game", "new_game_with_events", "parse_card", "parse_cards", "parse_move", "progress_to_dict", "random_seed",
     "rules_from_profile", "seeded_deal", "state_from_dict", "state_from_json", "state_from_parts", "state_to_dict",
     "state_to_json", "typed_view", "validate_deal", "verify_deals", "view",
 ]  # fmt: skip

@@ -22,6 +22,7 @@ from engine.moves import (
     Move,
     Pass,
     Resign,
+    named_twice,
 )
 from engine.options import GIN
 from engine.resign import lose_on_time, resign
@@ -76,15 +77,9 @@ def _check_declare(move: Declare) -> None:
             if not isinstance(item, tuple) or len(item) != 2:
                 raise InvalidMoveError("BAD_MOVE", f"a layoff is (card, meld_id), got {excerpt(item)}")
             _check_lay_off(LayOff(item[0], item[1]))
-    # a card laid off twice, or melded and laid off, is named twice: malformed whatever the state (a card in two
-    # of the melds is the rules' INVALID_MELD, as in a knock's melds: gin._declare)
-    named = 0
-    for m in move.melds or ():
-        named |= m
-    for card, _ in move.layoffs or ():
-        if named >> card & 1:
-            raise InvalidMoveError("DUPLICATE_CARD", f"card {card_text(card)} is named twice in the declaration")
-        named |= 1 << card
+    twice = named_twice(move)  # malformed whatever the state
+    if twice is not None:
+        raise InvalidMoveError("DUPLICATE_CARD", f"card {card_text(twice)} is named twice in the declaration")
 
 
 def _check_discard(move: Discard) -> None:
@@ -96,9 +91,8 @@ def _check_discard(move: Discard) -> None:
 def _check_knock(move: Knock) -> None:
     _card(move.discard)
     _melds(move.melds)
-    for m in move.melds or ():  # the discard kept in a meld too: named twice, as in a declaration
-        if m >> move.discard & 1:
-            raise InvalidMoveError("DUPLICATE_CARD", f"card {card_text(move.discard)} is discarded and melded")
+    if named_twice(move) is not None:  # the discard kept in a meld too
+        raise InvalidMoveError("DUPLICATE_CARD", f"card {card_text(move.discard)} is discarded and melded")
 
 
 #: how to check each move type for malformed content (None: nothing to check)

@@ -87,6 +87,22 @@ class Declare:
     kind = "declare"
 
 
+def named_twice(move: Knock | Declare) -> int | None:
+    """The card ``move`` names twice, None if none: a knock's discard also in one of its melds; a declaration's
+    card laid off twice, or melded and laid off (a card in two of the melds is the rules' INVALID_MELD). The
+    engine and the wire codec refuse either as DUPLICATE_CARD. Melds and layoffs must be well-formed."""
+    if isinstance(move, Knock):
+        return move.discard if any(m >> move.discard & 1 for m in move.melds or ()) else None
+    named = 0
+    for m in move.melds or ():
+        named |= m
+    for card, _ in move.layoffs or ():
+        if named >> card & 1:
+            return card
+        named |= 1 << card
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Done:
     """Gin defender: the declaration is complete."""

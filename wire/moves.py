@@ -35,11 +35,12 @@ def move_from_proto(move: pb.Move) -> engine.Move:
         return engine.Discard(card_from_proto(move.discard.card))
     if which == "knock":
         knock = move.knock
-        discard = card_from_proto(knock.discard)
-        kept = melds_from_proto(knock.melds.melds) if knock.HasField("melds") else None
-        if any(m >> discard & 1 for m in kept or ()):  # as the engine refuses it
-            raise Malformed("DUPLICATE_CARD", f"card {engine.card_text(discard)} is discarded and melded")
-        return engine.Knock(discard, kept)
+        knocked = engine.Knock(
+            card_from_proto(knock.discard), melds_from_proto(knock.melds.melds) if knock.HasField("melds") else None
+        )
+        if engine.named_twice(knocked) is not None:  # as the engine refuses it
+            raise Malformed("DUPLICATE_CARD", f"card {engine.card_text(knocked.discard)} is discarded and melded")
+        return knocked
     if which == "big_gin":
         big = move.big_gin
         return engine.BigGin(melds_from_proto(big.melds.melds) if big.HasField("melds") else None)
@@ -55,15 +56,11 @@ def move_from_proto(move: pb.Move) -> engine.Move:
             raise Malformed("BAD_MOVE", "declare: best excludes explicit melds and layoffs")
         return engine.Declare()
     layoffs = tuple((card_from_proto(x.card), meld_id_from_proto(x.meld_id)) for x in declare.layoffs)
-    melds = melds_from_proto(declare.melds)
-    named = 0
-    for m in melds:  # a card in two of the melds: the rules' INVALID_MELD
-        named |= m
-    for card, _ in layoffs:  # laid off twice, or melded and laid off: named twice (as the engine refuses it)
-        if named >> card & 1:
-            raise Malformed("DUPLICATE_CARD", f"card {engine.card_text(card)} named twice in the declaration")
-        named |= 1 << card
-    return engine.Declare(melds, layoffs)
+    declared = engine.Declare(melds_from_proto(declare.melds), layoffs)
+    twice = engine.named_twice(declared)  # as the engine refuses it
+    if twice is not None:
+        raise Malformed("DUPLICATE_CARD", f"card {engine.card_text(twice)} named twice in the declaration")
+    return declared
 
 
 def move_to_proto(move: engine.Move) -> pb.Move:
