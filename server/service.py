@@ -308,10 +308,10 @@ class Referee:
             if not organizer:
                 raise PermissionDenied("ORGANIZER_ONLY", "preset deals and seeds are for the organizer only")
         profile = spec.profile or "gin"
+        overrides = {k: v for k, v in spec.overrides.items() if k != "players"}
         if not spec.seats:  # the profile's player count (or the option's), every seat open for JoinGame
-            given = {k: v for k, v in spec.overrides.items() if k != "players"}
             count = spec.overrides.get("players")
-            players = engine.rules_from_profile(profile, players=count, **given).players  # type: ignore[arg-type]
+            players = engine.rules_from_profile(profile, players=count, **overrides).players  # type: ignore[arg-type]
             spec = dataclasses.replace(spec, seats=tuple(SeatSpec("", open=True) for _ in range(players)))
         if not 1 <= len(spec.seats) <= MAX_SEATS:
             raise BadRequest("INVALID_SEATS", f"a game has 1..{MAX_SEATS} seats (Gin 2, Rummy 2..6)")
@@ -324,7 +324,6 @@ class Referee:
             raise BadRequest("INVALID_SEED", "a seed is 16..64 bytes")
         if "players" in spec.overrides and spec.overrides["players"] != len(seats):
             raise BadRequest("INVALID_OPTION", "option players must equal the number of seats")
-        overrides = {k: v for k, v in spec.overrides.items() if k != "players"}
         rules = engine.rules_from_profile(profile, players=len(seats), **overrides)
         state, dealt = engine.new_game_with_events(rules, spec.seed or engine.random_seed(), spec.presets)
 
