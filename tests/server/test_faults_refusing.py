@@ -23,7 +23,7 @@ from server.redis_launcher import RedisProcess, start_redis
 from server.storage_errors import StoreUnavailable
 from server.store import GameStore, connect, game_key, log_key
 from tests.clients.clientkit import ServerProcess
-from tests.server.refkit import Client, expect_error, health_status, md, move_from_text, wait_for
+from tests.server.refkit import Client, Game, expect_error, health_status, md, move_from_text, wait_for
 
 UNAVAILABLE = grpc.StatusCode.UNAVAILABLE
 DRAW = move_from_text("draw stock")
@@ -39,6 +39,26 @@ def served(private_redis: RedisProcess, tmp_path: Path) -> Iterator[ServerProces
         server.stop()
 
 
+def _writes_refused_reads_served(client: Client, direct: redis.Redis, game: Game,
+                                 request: rpb.SubmitMoveRequest) -> None:  # fmt: skip
+    """The move and a creation are refused STORAGE_UNAVAILABLE, the game is read as it was, nothing is written."""
+    with expect_error(UNAVAILABLE, "STORAGE_UNAVAILABLE"):
+        client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
+    with expect_error(UNAVAILABLE, "STORAGE_UNAVAILABLE"):
+        client.create("gin")
+    assert client.view(game, game.tokens[1]).version == 0  # reads still work
+    assert direct.hget(game_key(game.game_id), "version") == b"0"
+    assert direct.llen(log_key(game.game_id)) == 1
+
+
+def _resend_applied_once(client: Client, direct: redis.Redis, game: Game, request: rpb.SubmitMoveRequest) -> None:
+    """The refused move, sent again twice with its request_id: applied once, the same answer both times."""
+    resent = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
+    again = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
+    assert resent.version == again.version == 1
+    assert direct.llen(log_key(game.game_id)) == 2
+
+
 def test_a_redis_out_of_memory_refuses_writes_unavailable_and_a_refused_move_changes_nothing(
     private_redis: RedisProcess, served: ServerProcess
 ) -> None:
@@ -50,19 +70,10 @@ def test_a_redis_out_of_memory_refuses_writes_unavailable_and_a_refused_move_cha
         direct.config_set("maxmemory-policy", "noeviction")
         direct.config_set("maxmemory", "1")  # every write refused: OOM
         try:
-            with expect_error(UNAVAILABLE, "STORAGE_UNAVAILABLE"):
-                client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
-            with expect_error(UNAVAILABLE, "STORAGE_UNAVAILABLE"):
-                client.create("gin")
-            assert client.view(game, game.tokens[1]).version == 0  # reads still work
-            assert direct.hget(game_key(game.game_id), "version") == b"0"
-            assert direct.llen(log_key(game.game_id)) == 1
+            _writes_refused_reads_served(client, direct, game, request)
         finally:
             direct.config_set("maxmemory", "0")
-        resent = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
-        again = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
-        assert resent.version == again.version == 1
-        assert direct.llen(log_key(game.game_id)) == 2
+        _resend_applied_once(client, direct, game, request)
     finally:
         client.close()
         direct.close()
@@ -106,24 +117,15 @@ def test_a_redis_that_cannot_persist_refuses_writes_unavailable_is_not_serving_a
         direct.bgsave()
         wait_for(lambda: _bgsave_status(direct, "err"), "saw the snapshot fail")
         try:
-            with expect_error(UNAVAILABLE, "STORAGE_UNAVAILABLE"):
-                client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
-            with expect_error(UNAVAILABLE, "STORAGE_UNAVAILABLE"):
-                client.create("gin")
-            assert client.view(game, game.tokens[1]).version == 0  # reads still work
+            _writes_refused_reads_served(client, direct, game, request)
             wait_for(lambda: health_status(server.address) == health_pb2.HealthCheckResponse.NOT_SERVING,
                      "NOT_SERVING while Redis cannot persist")  # fmt: skip
-            assert direct.hget(game_key(game.game_id), "version") == b"0"
-            assert direct.llen(log_key(game.game_id)) == 1
         finally:
             direct.config_set("dir", str(reconfigurable.data_dir))
             direct.bgsave()
         wait_for(lambda: _bgsave_status(direct, "ok"), "saw a snapshot succeed again")
         wait_for(lambda: health_status(server.address) == health_pb2.HealthCheckResponse.SERVING, "SERVING again")
-        resent = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
-        again = client.stub.SubmitMove(request, metadata=md(game.tokens[1]), timeout=30)
-        assert resent.version == again.version == 1
-        assert direct.llen(log_key(game.game_id)) == 2
+        _resend_applied_once(client, direct, game, request)
     finally:
         client.close()
         direct.close()
