@@ -21,7 +21,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Self
 
@@ -177,6 +177,21 @@ class ServerProcess(RefereeProcess):
     @property
     def http_port(self) -> int | None:
         return self.fixed_http_port
+
+
+def two_referees(redis_url: str, log_dir: Path, args: Sequence[str] = (), *,
+                 http: bool = False) -> Iterator[tuple[ServerProcess, ServerProcess]]:  # fmt: skip
+    """Two ``serve`` processes (ServerProcess, the tests' organizer token) over one Redis, started, then stopped
+    after: a fixture's body (``yield from``)."""
+    a = ServerProcess(redis_url, ORGANIZER, log_dir=log_dir, args=args, http=http)
+    b = ServerProcess(redis_url, ORGANIZER, log_dir=log_dir, args=args, http=http)
+    a.start()
+    b.start()
+    try:
+        yield a, b
+    finally:
+        a.stop()
+        b.stop()
 
 
 def free_port() -> int:

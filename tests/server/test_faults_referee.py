@@ -24,7 +24,7 @@ from rummy_pb.rummy.v1 import game_pb2 as pb
 from rummy_pb.rummy.v1 import referee_pb2 as rpb
 from server.redis_launcher import RedisProcess
 from server.store import game_key, log_key
-from tests.clients.clientkit import ServerProcess
+from tests.kit import ServerProcess, two_referees
 from tests.server import refkit
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, md, retry_unavailable, wait_for
 
@@ -35,15 +35,7 @@ GAMES = 6
 @pytest.fixture
 def pair(private_redis: RedisProcess, tmp_path: Path) -> Iterator[tuple[ServerProcess, ServerProcess]]:
     """Two `serve` processes over the test's own Redis: ``a`` is the one to kill."""
-    a = ServerProcess(private_redis.url, log_dir=tmp_path, args=["--no-bots"])
-    b = ServerProcess(private_redis.url, log_dir=tmp_path, args=["--no-bots"])
-    a.start()
-    b.start()
-    try:
-        yield a, b
-    finally:
-        a.stop()
-        b.stop()
+    yield from two_referees(private_redis.url, tmp_path, ["--no-bots"])
 
 
 

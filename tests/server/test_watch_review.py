@@ -31,7 +31,7 @@ from server.limits import Limits
 from server.redis_cluster import LocalCluster
 from server.redis_launcher import RedisProcess
 from tests import kit
-from tests.kit import ServerProcess
+from tests.kit import ServerProcess, two_referees
 from tests.server import refkit, webkit
 from tests.server.refkit import ORGANIZER, Client, Game, ServerThread, bot_move, md, reason_of, wait_for
 from tests.server.webkit import SERVICE, connect_error_answer, envelope
@@ -291,15 +291,7 @@ def _grpc_web_reader(s: _Stream, http_url: str, request: rpb.WatchGameRequest, t
 @pytest.fixture
 def two(redis_server: RedisProcess, tmp_path: Path) -> Iterator[tuple[ServerProcess, ServerProcess]]:
     """Two `rummy-referee serve` processes over one Redis, each with its HTTP port."""
-    a = ServerProcess(redis_server.url, ORGANIZER, log_dir=tmp_path, http=True)
-    b = ServerProcess(redis_server.url, ORGANIZER, log_dir=tmp_path, http=True)
-    a.start()
-    b.start()
-    try:
-        yield a, b
-    finally:
-        a.stop()
-        b.stop()
+    yield from two_referees(redis_server.url, tmp_path, http=True)
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
